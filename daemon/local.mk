@@ -1,0 +1,16 @@
+# The daemon is a thin main (smtd.c) over a library of modules, so that the
+# unit tests link exactly the code that runs in production.
+noinst_LIBRARIES += daemon/libsmtd.a
+daemon_libsmtd_a_SOURCES = daemon/log.c daemon/log.h
+SMTD_LIBS = daemon/libsmtd.a proto/libsmtproto.a $(UV_LIBS) $(JANSSON_LIBS) \
+	$(CURL_LIBS) $(HTTP_PARSER_LIBS) $(SYSTEMD_LIBS)
+AM_CPPFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(SYSTEMD_CFLAGS)
+
+include $(srcdir)/daemon/config.mk
+include $(srcdir)/daemon/output.mk
+include $(srcdir)/daemon/api.mk
+include $(srcdir)/daemon/core.mk
+
+sbin_PROGRAMS += smtd
+smtd_SOURCES = daemon/smtd.c
+smtd_LDADD = $(SMTD_LIBS)

@@ -1,0 +1,29 @@
+/*
+ * log.h - the daemon's own messages on stderr.
+ *
+ * One line per message, with a time, a level and the host, as text or as
+ * one JSON object (--log-format json).  Rank output never goes through
+ * here: it is forwarded by output.c.  The format and host are process-wide
+ * settings made once at start-up, before the loop runs.
+ */
+#ifndef SMT_LOG_H
+#define SMT_LOG_H
+
+#include <stdarg.h>
+
+enum smt_log_level { SMT_LOG_DEBUG, SMT_LOG_INFO, SMT_LOG_WARN, SMT_LOG_ERROR };
+enum smt_log_format { SMT_LOG_TEXT, SMT_LOG_JSON };
+
+/* HOST may be NULL until the configuration is read; it is copied. */
+void smt_log_setup(enum smt_log_format format, const char *host, int debug);
+enum smt_log_format smt_log_get_format(void);
+
+void smt_log(enum smt_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define smt_debug(...) smt_log(SMT_LOG_DEBUG, __VA_ARGS__)
+#define smt_info(...)  smt_log(SMT_LOG_INFO, __VA_ARGS__)
+#define smt_warn(...)  smt_log(SMT_LOG_WARN, __VA_ARGS__)
+#define smt_error(...) smt_log(SMT_LOG_ERROR, __VA_ARGS__)
+
+#endif

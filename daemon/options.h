@@ -1,0 +1,61 @@
+/*
+ * options.h - smtd's command line and SMTD_* environment.
+ *
+ * smt_options_parse fills a struct smt_options from argv and an environment
+ * block, command-line options winning over SMTD_* variables (SPEC §3).
+ * Fields not given by either keep their "unset" value (NULL, -1 or a
+ * negative timeout) so that the plan can fall back to the JSON files and
+ * then to the built-in defaults.  The struct points into argv/envp or into
+ * storage it owns; release it with smt_options_free.
+ */
+#ifndef SMT_OPTIONS_H
+#define SMT_OPTIONS_H
+
+#include <stddef.h>
+
+enum smt_sshd_mode { SMT_SSHD_AUTO = 0, SMT_SSHD_ALWAYS, SMT_SSHD_NEVER };
+
+struct smt_options {
+	const char *root;          /* --root, SMTD_ROOT; default /opt/ml */
+	const char *socket_path;   /* --socket, SMTD_SOCKET */
+	const char *socket_group;  /* --socket-group, SMTD_SOCKET_GROUP */
+	const char *health_listen; /* --health-listen ADDR:PORT, SMTD_HEALTH_LISTEN */
+	const char *mpirun_path;   /* --mpirun, SMTD_MPIRUN; default "mpirun" */
+	const char *sshd_path;     /* --sshd-path, SMTD_SSHD_PATH; default /usr/sbin/sshd */
+	const char *ssh_path;      /* --ssh-path, SMTD_SSH_PATH; default "ssh" */
+	const char *smtctl_path;   /* --smtctl, SMTD_SMTCTL; smtctl on every host */
+	const char *preload_path;  /* --preload, SMTD_PRELOAD; libsmthostname.so */
+	const char *program;       /* --program, SAGEMAKER_PROGRAM (see plan.h) */
+	const char *mpi_options;   /* --mpi-options, SMTD_MPI_OPTIONS: custom options */
+	const char *current_host;  /* --current-host, SMTD_CURRENT_HOST: testing aid */
+	enum smt_sshd_mode sshd_mode; /* --sshd auto|always|never, SMTD_SSHD */
+	int mpi_enabled;           /* --mpi / --no-mpi, SMTD_MPI_ENABLED; -1 unset */
+	long processes_per_host;   /* --processes-per-host, SMTD_PROCESSES_PER_HOST; -1 unset */
+	long num_processes;        /* --num-processes, SMTD_NUM_PROCESSES; -1 unset */
+	double wait_timeout;       /* seconds; --wait-timeout, SMTD_WAIT_TIMEOUT; 3600 */
+	double launch_timeout;     /* --launch-timeout, SMTD_LAUNCH_TIMEOUT; 600 */
+	double result_timeout;     /* --result-timeout, SMTD_RESULT_TIMEOUT; 60 */
+	double peer_timeout;       /* --peer-timeout, SMTD_PEER_TIMEOUT; 10 */
+	double grace;              /* --grace, SMTD_GRACE; 30 */
+	int log_json;              /* --log-format text|json, SMTD_LOG_FORMAT */
+	int debug;                 /* --debug, SMTD_DEBUG */
+	int dry_run;               /* --dry-run */
+	int json;                  /* --json (with --dry-run) */
+	char **command;            /* after "--": the rank command, NULL-terminated; NULL if none */
+	int command_argc;
+	void *priv_;               /* owned storage */
+};
+
+/* Returned by smt_options_parse when --help or --version was printed. */
+#define SMT_OPTIONS_EXIT 1
+
+/*
+ * Parse ARGV and ENVP (the SMTD_* and SAGEMAKER_PROGRAM variables) into
+ * OPTS.  Returns 0, SMT_OPTIONS_EXIT after printing --help/--version on
+ * stdout, or -EINVAL with a one-line message in ERR (a usage error, exit 2).
+ */
+int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **envp,
+		      char *err, size_t errlen);
+void smt_options_free(struct smt_options *opts);
+
+#endif

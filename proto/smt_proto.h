@@ -1,0 +1,120 @@
+/*
+ * smt_proto.h - the control API shared by smtd and smtctl.
+ *
+ * Everything a client and the daemon must agree on lives here: request
+ * paths, JSON field names, the names of roles and states, signal names and
+ * the exit codes of both programs.  The daemon renders these names and the
+ * client parses them; neither spells them out on its own.
+ */
+#ifndef SMT_PROTO_H
+#define SMT_PROTO_H
+
+
+
+/* Default control socket (SPEC §9), overridden by --socket / SMTD_SOCKET. */
+#define SMT_SOCKET_DEFAULT "/run/smtd/smtd.sock"
+
+/* Request paths. */
+#define SMT_PATH_STATUS  "/v1/status"
+#define SMT_PATH_KILL    "/v1/kill"
+#define SMT_PATH_LOGS    "/v1/logs"
+#define SMT_PATH_HEALTHZ "/healthz"
+#define SMT_PATH_READYZ  "/readyz"
+#define SMT_PATH_METRICS "/metrics"
+/* Leader -> worker: the job's result (POST, JSON body). */
+#define SMT_PATH_RESULT  "/v1/result"
+/* Leader -> worker: the leader is about to launch (POST). */
+#define SMT_PATH_LAUNCH  "/v1/launch"
+/* exec-orted hook -> local daemon: the Open MPI daemon's PID (POST). */
+#define SMT_PATH_ORTED   "/v1/orted"
+
+/* Limits of a request (SPEC §9). */
+#define SMT_MAX_HEADER_BYTES (8 * 1024)
+#define SMT_MAX_BODY_BYTES   (64 * 1024)
+
+/* JSON field names of /v1/status and the other bodies. */
+#define SMT_F_ROLE         "role"
+#define SMT_F_STATE        "state"
+#define SMT_F_CURRENT_HOST "current_host"
+#define SMT_F_LEADER       "leader"
+#define SMT_F_HOSTS        "hosts"
+#define SMT_F_HOST         "host"
+#define SMT_F_READY        "ready"
+#define SMT_F_JOB          "job"
+#define SMT_F_PID          "pid"
+#define SMT_F_START_TIME   "start_time"
+#define SMT_F_RANKS        "ranks"
+#define SMT_F_RANK         "rank"
+#define SMT_F_EXIT_CODE    "exit_code"
+#define SMT_F_SIGNAL       "signal"
+#define SMT_F_FAILURE      "failure"
+#define SMT_F_UPTIME       "uptime_s"
+#define SMT_F_VERSION      "version"
+#define SMT_F_SSHD_RESTARTS "sshd_restarts"
+#define SMT_F_LINES        "lines"
+#define SMT_F_ERROR        "error"
+#define SMT_F_SUMMARY      "summary"
+#define SMT_F_STREAM       "stream"
+#define SMT_F_TEXT         "text"
+#define SMT_F_TIME         "time"
+
+enum smt_role {
+	SMT_ROLE_STANDALONE = 0,
+	SMT_ROLE_LEADER,
+	SMT_ROLE_WORKER,
+	SMT_ROLE_COUNT
+};
+
+/* The life cycle of SPEC §4; a role goes through its own subset in order. */
+enum smt_state {
+	SMT_STATE_STARTING = 0,
+	SMT_STATE_WAITING_FOR_PEERS,
+	SMT_STATE_WAITING_FOR_LEADER,
+	SMT_STATE_LAUNCHING,
+	SMT_STATE_RUNNING,
+	SMT_STATE_FINISHING,
+	SMT_STATE_SUCCEEDED,
+	SMT_STATE_FAILED,
+	SMT_STATE_STOPPED,
+	SMT_STATE_COUNT
+};
+
+/* Exit codes of smtd (SPEC §7); 128+N when stopped by signal N. */
+enum smt_exit {
+	SMT_EXIT_OK = 0,
+	SMT_EXIT_JOB_FAILED = 1,
+	SMT_EXIT_CONFIG = 2,
+	SMT_EXIT_PEER = 3
+};
+
+/* Exit codes of smtctl (SPEC §9). */
+enum smtctl_exit {
+	SMTCTL_EXIT_OK = 0,
+	SMTCTL_EXIT_NOT_OK = 1,
+	SMTCTL_EXIT_USAGE = 2,
+	SMTCTL_EXIT_UNREACHABLE = 3,
+	SMTCTL_EXIT_DENIED = 4
+};
+
+/* "leader", "worker", "standalone"; NULL for an out-of-range value. */
+const char *smt_role_name(enum smt_role role);
+/* The role named NAME, or -1. */
+int smt_role_parse(const char *name);
+
+/* "starting", "waiting-for-peers", ... ; NULL for an out-of-range value. */
+const char *smt_state_name(enum smt_state state);
+/* The state named NAME, or -1. */
+int smt_state_parse(const char *name);
+/* Nonzero for succeeded, failed and stopped. */
+int smt_state_is_final(enum smt_state state);
+
+/*
+ * Signal names without the SIG prefix ("TERM", "KILL", ...).  Parsing
+ * accepts "TERM", "SIGTERM", any case, and decimal numbers 1..64; it
+ * returns the signal number or -1.  smt_signal_name returns NULL for a
+ * number without a name (real-time signals).
+ */
+int smt_signal_parse(const char *text);
+const char *smt_signal_name(int signo);
+
+#endif
