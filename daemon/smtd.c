@@ -1,11 +1,74 @@
-/* smtd.c - entry point: options, plan, then dry-run or the daemon. */
+/*
+ * smtd.c - entry point: read the options, build the plan, then either
+ * print it (--dry-run) or run the daemon.
+ */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "options.h"
+#include "plan.h"
+#include "resultfile.h"
+
+extern char **environ;
+
+/* A configuration error is reported on stderr and, outside --dry-run, in
+ * the failure file too, because that is the only place SageMaker shows. */
+static int config_error(const struct smt_options *opts, const char *msg)
+{
+	const char *root = opts->root ? opts->root : "/opt/ml";
+	char line[4096];
+	int n;
+
+	fprintf(stderr, "smtd: %s\n", msg);
+	if (opts->dry_run)
+		return SMT_EXIT_CONFIG;
+	n = snprintf(line, sizeof(line), "ConfigurationError: %s\n", msg);
+	if (n > 0) {
+		int rc = smt_resultfile_failure(root, line, strlen(line));
+		if (rc < 0 && rc != -EEXIST)
+			fprintf(stderr, "smtd: cannot write %s/output/failure: %s\n", root,
+				strerror(-rc));
+	}
+	return SMT_EXIT_CONFIG;
+}
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return 0;
+	struct smt_options opts;
+	struct smt_plan *plan = NULL;
+	char err[2048] = "";
+	int rc;
+
+	rc = smt_options_parse(&opts, argc, argv, environ, err, sizeof(err));
+	if (rc == SMT_OPTIONS_EXIT)
+		return SMT_EXIT_OK;
+	if (rc < 0) {
+		fprintf(stderr, "smtd: %s\n", err);
+		fprintf(stderr, "Try 'smtd --help' for more information.\n");
+		return SMT_EXIT_CONFIG;
+	}
+	smt_log_setup(opts.log_json ? SMT_LOG_JSON : SMT_LOG_TEXT, NULL, opts.debug);
+
+	rc = smt_plan_build(&opts, environ, &plan, err, sizeof(err));
+	if (rc < 0) {
+		rc = config_error(&opts, err);
+		goto out;
+	}
+	smt_log_setup(opts.log_json ? SMT_LOG_JSON : SMT_LOG_TEXT,
+		      smt_plan_current_host(plan), opts.debug);
+
+	if (opts.dry_run) {
+		rc = smt_plan_print(plan, stdout, opts.json) < 0 ? SMT_EXIT_CONFIG : SMT_EXIT_OK;
+		goto out;
+	}
+	rc = smt_daemon_run(plan);
+out:
+	smt_plan_free(plan);
+	smt_options_free(&opts);
+	return rc;
 }
