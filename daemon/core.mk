@@ -1,3 +1,7 @@
 # core modules: the loop, children, signals, result files
 daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h \
-	daemon/resultfile.c daemon/resultfile.h
+	daemon/resultfile.c daemon/resultfile.h \
+	daemon/spawn.c daemon/spawn.h \
+	daemon/reaper.c daemon/reaper.h \
+	daemon/killtree.c daemon/killtree.h \
+	daemon/job.c daemon/job.h

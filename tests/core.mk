@@ -1,1 +1,11 @@
-# core tests
+# supervision tests (issue 4): real processes, real signals, real mpirun
+check_PROGRAMS += tests/helpers/sigrank
+tests_helpers_sigrank_SOURCES = tests/helpers/sigrank.c
+tests_helpers_sigrank_CFLAGS = $(WARN_CFLAGS)
+
+CORE_TESTS = \
+	tests/integration/supervise_standalone.sh \
+	tests/integration/supervise_signals.sh \
+	tests/integration/supervise_pid1.sh
+TESTS += $(CORE_TESTS)
+EXTRA_DIST += $(CORE_TESTS)

@@ -32,3 +32,31 @@ assert_contains() {
 assert_not_contains() {
 	! grep -qF -- "$2" "$1" || fail "$3: '$2' unexpectedly found in $1"
 }
+
+# untag FILE: the ranks' lines without their "[1,mpirank:R,HOST]<stream>: " tag.
+untag() {
+	sed 's/^\[1,mpirank:[0-9]*,[^]]*\]<std[a-z]*>: //' "$1"
+}
+
+# wait_for_file PATH [SECONDS]: tests may poll; the daemon never does.
+wait_for_file() {
+	i=0
+	while [ ! -e "$1" ]; do
+		i=$((i + 1))
+		[ $i -le $(( ${2:-20} * 20 )) ] || return 1
+		sleep 0.05
+	done
+}
+
+# no_process_matching PATTERN: fail when a process whose command line
+# matches PATTERN (fixed string) is alive (zombies do not count).
+assert_no_process() {
+	for d in /proc/[0-9]*; do
+		[ -r "$d/cmdline" ] || continue
+		st=$(awk '{print $3}' "$d/stat" 2>/dev/null) || continue
+		[ "$st" = Z ] && continue
+		if tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -qF -- "$1"; then
+			fail "process left behind: ${d#/proc/} $(tr '\0' ' ' < "$d/cmdline")"
+		fi
+	done
+}

@@ -1,0 +1,231 @@
+/* reaper.c - SIGCHLD as a loop event, waitpid(-1) in one place. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "reaper.h"
+
+#define EARLY_MAX 256
+
+struct watch {
+	pid_t pid;
+	smt_reaper_cb cb;
+	void *arg;
+	struct watch *next;
+};
+
+struct early {
+	pid_t pid;
+	int wstatus;
+};
+
+struct smt_reaper {
+	uv_signal_t sigchld;
+	uv_idle_t pending;      /* delivers late watches of early exits */
+	struct watch *watches;
+	struct early early[EARLY_MAX];
+	unsigned nearly, early_next;
+	smt_reaper_any_cb any_cb;
+	void *any_arg;
+	unsigned long orphans;
+	int closing_handles;
+};
+
+/* SIGCHLD keeps the loop alive exactly while someone waits for a child. */
+static void update_ref(struct smt_reaper *r)
+{
+	if (r->watches)
+		uv_ref((uv_handle_t *)&r->sigchld);
+	else
+		uv_unref((uv_handle_t *)&r->sigchld);
+}
+
+/*
+ * uv_spawn() would install libuv's own SIGCHLD handling and reap its
+ * children by PID, racing with waitpid(-1) below and losing exit statuses.
+ * This definition takes its place in smtd, so a call added by mistake fails
+ * loudly instead of silently.
+ */
+int uv_spawn(uv_loop_t *loop, uv_process_t *handle, const uv_process_options_t *options)
+{
+	(void)loop;
+	(void)handle;
+	(void)options;
+	smt_error("internal error: uv_spawn() is not allowed in smtd (the reaper owns waitpid)");
+	return UV_ENOSYS;
+}
+
+static struct watch *take_watch(struct smt_reaper *r, pid_t pid)
+{
+	for (struct watch **w = &r->watches; *w; w = &(*w)->next) {
+		if ((*w)->pid == pid) {
+			struct watch *found = *w;
+			*w = found->next;
+			return found;
+		}
+	}
+	return NULL;
+}
+
+static void remember(struct smt_reaper *r, pid_t pid, int wstatus)
+{
+	r->early[r->early_next] = (struct early){ pid, wstatus };
+	r->early_next = (r->early_next + 1) % EARLY_MAX;
+	if (r->nearly < EARLY_MAX)
+		r->nearly++;
+}
+
+void smt_reaper_reap(struct smt_reaper *r)
+{
+	for (;;) {
+		int wstatus;
+		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			break;
+		struct watch *w = take_watch(r, pid);
+		if (w) {
+			smt_reaper_cb cb = w->cb;
+			void *arg = w->arg;
+			free(w);
+			update_ref(r);
+			cb(arg, pid, wstatus);
+			continue;
+		}
+		r->orphans++;
+		remember(r, pid, wstatus);
+		if (r->any_cb)
+			r->any_cb(r->any_arg, pid, wstatus);
+	}
+}
+
+static void on_sigchld(uv_signal_t *h, int signum)
+{
+	(void)signum;
+	smt_reaper_reap(h->data);
+}
+
+static int take_early(struct smt_reaper *r, pid_t pid, int *wstatus)
+{
+	for (unsigned i = 0; i < EARLY_MAX && i < r->nearly; i++) {
+		if (r->early[i].pid == pid) {
+			*wstatus = r->early[i].wstatus;
+			r->early[i].pid = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void on_pending(uv_idle_t *h)
+{
+	struct smt_reaper *r = h->data;
+	struct watch **w = &r->watches;
+
+	uv_idle_stop(h);
+	while (*w) {
+		int wstatus;
+		if (take_early(r, (*w)->pid, &wstatus)) {
+			struct watch *found = *w;
+			*w = found->next;
+			update_ref(r);
+			found->cb(found->arg, found->pid, wstatus);
+			free(found);
+			w = &r->watches; /* the callback may have changed the list */
+			continue;
+		}
+		w = &(*w)->next;
+	}
+}
+
+int smt_reaper_new(uv_loop_t *loop, struct smt_reaper **out)
+{
+	struct smt_reaper *r;
+	int rc;
+
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return -ENOMEM;
+	/* As PID 1 orphans come to us anyway; otherwise ask for them. */
+	if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		smt_warn("cannot become a child subreaper (%s): orphaned job processes "
+			 "may escape supervision", strerror(errno));
+	uv_signal_init(loop, &r->sigchld);
+	uv_idle_init(loop, &r->pending);
+	r->sigchld.data = r;
+	r->pending.data = r;
+	rc = uv_signal_start(&r->sigchld, on_sigchld, SIGCHLD);
+	if (rc < 0) {
+		smt_reaper_close(r);
+		return rc;
+	}
+	update_ref(r);
+	*out = r;
+	/* Children may have exited before the handler existed. */
+	smt_reaper_reap(r);
+	return 0;
+}
+
+void smt_reaper_set_any(struct smt_reaper *r, smt_reaper_any_cb cb, void *arg)
+{
+	r->any_cb = cb;
+	r->any_arg = arg;
+}
+
+int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *arg)
+{
+	struct watch *w = malloc(sizeof(*w));
+
+	if (w == NULL)
+		return -ENOMEM;
+	*w = (struct watch){ pid, cb, arg, r->watches };
+	r->watches = w;
+	update_ref(r);
+	for (unsigned i = 0; i < r->nearly; i++) {
+		if (r->early[i].pid == pid) {
+			uv_idle_start(&r->pending, on_pending);
+			break;
+		}
+	}
+	return 0;
+}
+
+void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid)
+{
+	free(take_watch(r, pid));
+	update_ref(r);
+}
+
+unsigned long smt_reaper_orphans_reaped(const struct smt_reaper *r)
+{
+	return r->orphans;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	struct smt_reaper *r = h->data;
+
+	if (--r->closing_handles == 0)
+		free(r);
+}
+
+void smt_reaper_close(struct smt_reaper *r)
+{
+	while (r->watches) {
+		struct watch *w = r->watches;
+		r->watches = w->next;
+		free(w);
+	}
+	r->closing_handles = 2;
+	uv_close((uv_handle_t *)&r->sigchld, on_closed);
+	uv_close((uv_handle_t *)&r->pending, on_closed);
+}

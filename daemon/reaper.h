@@ -1,0 +1,45 @@
+/*
+ * reaper.h - the one owner of waitpid() in smtd.
+ *
+ * smtd is PID 1 of its container or, otherwise, a child subreaper
+ * (PR_SET_CHILD_SUBREAPER), so orphans of the job - a daemonized orted,
+ * ranks left behind by a killed mpirun - are re-parented to it.  The reaper
+ * takes SIGCHLD as a loop event and reaps every child with
+ * waitpid(-1, WNOHANG), started by smtd or adopted.  Whoever wants a
+ * child's exit status registers its PID with smt_reaper_watch; a PID that
+ * was reaped before anyone watched it is remembered (a bounded number of
+ * them) so that a late watch still gets its status.  Because libuv's
+ * uv_spawn() would reap its own children too, smtd never calls it (see
+ * spawn.h).
+ */
+#ifndef SMT_REAPER_H
+#define SMT_REAPER_H
+
+#include <sys/types.h>
+#include <uv.h>
+
+struct smt_reaper;
+
+typedef void (*smt_reaper_cb)(void *arg, pid_t pid, int wstatus);
+/* Called for every reaped process nobody watched (adopted orphans). */
+typedef void (*smt_reaper_any_cb)(void *arg, pid_t pid, int wstatus);
+
+int smt_reaper_new(uv_loop_t *loop, struct smt_reaper **out);
+void smt_reaper_set_any(struct smt_reaper *r, smt_reaper_any_cb cb, void *arg);
+
+/*
+ * Call CB once when PID exits.  If PID was already reaped unwatched, CB is
+ * called from the next loop iteration.  Returns 0 or -ENOMEM.
+ */
+int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *arg);
+void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid);
+
+/* Reap now (also done on every SIGCHLD). */
+void smt_reaper_reap(struct smt_reaper *r);
+
+/* Number of processes reaped that nobody watched. */
+unsigned long smt_reaper_orphans_reaped(const struct smt_reaper *r);
+
+void smt_reaper_close(struct smt_reaper *r);
+
+#endif

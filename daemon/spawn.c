@@ -1,0 +1,170 @@
+/* spawn.c - fork/exec with a clean slate for the child. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.h"
+
+extern char **environ;
+
+static const char *env_lookup(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn))
+child_exec(const struct smt_spawn_opts *o, int errfd, const sigset_t *oldmask)
+{
+	struct sigaction sa;
+	int err;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &sa, NULL);
+	(void)oldmask;
+
+	setsid();
+	if (o->stdin_fd >= 0) {
+		if (dup2(o->stdin_fd, 0) < 0)
+			goto fail;
+	} else {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd < 0 || dup2(fd, 0) < 0)
+			goto fail;
+		if (fd > 2)
+			close(fd);
+	}
+	if (o->stdout_fd >= 0 && dup2(o->stdout_fd, 1) < 0)
+		goto fail;
+	if (o->stderr_fd >= 0 && dup2(o->stderr_fd, 2) < 0)
+		goto fail;
+	/* Whatever the daemon holds, even a descriptor someone forgot to
+	 * mark, must not reach the job. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != errfd)
+				close(fd);
+	}
+	if (o->cwd && chdir(o->cwd) < 0)
+		goto fail;
+
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvpe(o->argv[0], o->argv, o->envp ? o->envp : environ);
+fail:
+	err = errno;
+	while (write(errfd, &err, sizeof(err)) < 0 && errno == EINTR)
+		;
+	_exit(smt_spawn_exec_status(err));
+}
+
+int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
+{
+	sigset_t all, old;
+	int fds[2] = { -1, -1 };
+	int rc = 0, err = 0;
+	ssize_t n;
+
+	*pid = -1;
+	if (o->argv == NULL || o->argv[0] == NULL)
+		return -EINVAL;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+
+	/* Blocked across fork so that no handler of the daemon runs in the
+	 * child before its dispositions are reset. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	*pid = fork();
+	if (*pid == 0)
+		child_exec(o, fds[1], &old);
+	if (*pid < 0)
+		rc = -errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(fds[1]);
+	if (rc < 0)
+		goto out;
+
+	/* The write end closes on a successful exec, so this read returns at
+	 * once either way. */
+	do
+		n = read(fds[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(err))
+		rc = -err;
+out:
+	close(fds[0]);
+	return rc;
+}
+
+int smt_spawn_exec_status(int err)
+{
+	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}
+
+static int check_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EACCES;
+	if (access(path, X_OK) < 0)
+		return -errno;
+	return 0;
+}
+
+int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd)
+{
+	char path[PATH_MAX];
+	const char *p, *end;
+	int rc = -ENOENT;
+
+	if (prog == NULL || *prog == '\0')
+		return -ENOENT;
+	if (strchr(prog, '/')) {
+		if (prog[0] != '/' && cwd) {
+			if (snprintf(path, sizeof(path), "%s/%s", cwd, prog) >= (int)sizeof(path))
+				return -ENAMETOOLONG;
+			return check_file(path);
+		}
+		return check_file(prog);
+	}
+	p = env_lookup(envp ? envp : environ, "PATH");
+	if (p == NULL)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	for (; ; p = end + 1) {
+		end = strchrnul(p, ':');
+		int len = (int)(end - p);
+		if (snprintf(path, sizeof(path), "%.*s/%s", len, len ? p : ".", prog) <
+		    (int)sizeof(path)) {
+			int r = check_file(path);
+			if (r == 0)
+				return 0;
+			if (r == -EACCES)
+				rc = -EACCES;
+		}
+		if (*end == '\0')
+			break;
+	}
+	return rc;
+}

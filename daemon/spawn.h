@@ -1,0 +1,45 @@
+/*
+ * spawn.h - start a child the way a supervisor must.
+ *
+ * The child gets its own session and process group (so a signal can reach
+ * everything it starts with kill(-pgid)), default signal dispositions and
+ * an empty signal mask, the given working directory, environment and
+ * standard descriptors, and no other descriptor of the daemon.  argv[0] is
+ * looked up in PATH; nothing passes through a shell.
+ *
+ * smtd never uses uv_spawn(): the reaper (reaper.h) is the only owner of
+ * waitpid(), and libuv would reap its own children behind its back.
+ */
+#ifndef SMT_SPAWN_H
+#define SMT_SPAWN_H
+
+#include <sys/types.h>
+
+struct smt_spawn_opts {
+	char *const *argv;   /* NULL-terminated; argv[0] searched in PATH */
+	char *const *envp;   /* NULL-terminated; NULL means the daemon's own */
+	const char *cwd;     /* NULL: keep the daemon's */
+	int stdin_fd;        /* -1: /dev/null */
+	int stdout_fd;       /* -1: the daemon's stdout */
+	int stderr_fd;       /* -1: the daemon's stderr */
+};
+
+/*
+ * Fork and exec.  Returns 0 with *PID set once the exec succeeded.  When
+ * the exec (or the chdir before it) fails, the child has already exited;
+ * returns the child's errno, negated, with *PID still set so that the
+ * caller's reaper collects it.  Returns another -errno with *PID = -1 when
+ * no child was created.
+ */
+int smt_spawn(const struct smt_spawn_opts *opts, pid_t *pid);
+
+/* The shell's exit status for an exec error: 127 not found, 126 otherwise. */
+int smt_spawn_exec_status(int err);
+
+/*
+ * Look PROG up as execvp() would (PATH from ENVP, else the daemon's), and
+ * check it can be executed.  Returns 0, -ENOENT or -EACCES.
+ */
+int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd);
+
+#endif
