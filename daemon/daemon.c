@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cgroup.h"
 #include "daemon.h"
 #include "job.h"
 #include "log.h"
@@ -39,6 +40,7 @@ struct smt_daemon {
 	int exit_code;
 	char *failure;          /* the failure text, once failed */
 	double start_time;
+	long oom_kills;         /* the memory cgroup's count at launch, or -1 */
 };
 
 static double now_s(void)
@@ -143,6 +145,16 @@ static void on_job_done(void *ctx, const struct smt_job_status *st)
 		finish(d, SMT_STATE_SUCCEEDED, SMT_EXIT_OK, NULL);
 		return;
 	}
+	long oom_now;
+	if (d->oom_kills >= 0 && smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &oom_now) == 0 &&
+	    oom_now > d->oom_kills) {
+		snprintf(text, sizeof(text),
+			 "OutOfMemory: the kernel's OOM killer ended %ld process%s of the job on %s\n",
+			 oom_now - d->oom_kills, oom_now - d->oom_kills == 1 ? "" : "es",
+			 smt_plan_current_host(d->plan));
+		finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		return;
+	}
 	if (st->exited)
 		snprintf(text, sizeof(text), "JobFailed: exited with code %d\n", st->code);
 	else
@@ -229,6 +241,8 @@ static int launch(struct smt_daemon *d)
 		.forward_to_group = smt_plan_role(d->plan) == SMT_ROLE_STANDALONE,
 		.grace = smt_plan_options(d->plan)->grace,
 	};
+	if (smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &d->oom_kills) < 0)
+		d->oom_kills = -1;
 	rc = smt_job_start(&d->loop, d->reaper, &cfg, &job_ops, d, &d->job);
 	if (rc < 0) {
 		snprintf(text, sizeof(text), "LaunchFailed: cannot start %s: %s\n", argv[0],

@@ -6,6 +6,13 @@ tests_helpers_sigrank_CFLAGS = $(WARN_CFLAGS)
 CORE_TESTS = \
 	tests/integration/supervise_standalone.sh \
 	tests/integration/supervise_signals.sh \
-	tests/integration/supervise_pid1.sh
+	tests/integration/supervise_pid1.sh \
+	tests/integration/supervise_oom.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)
+
+check_PROGRAMS += tests/unit/test_cgroup
+tests_unit_test_cgroup_SOURCES = tests/unit/test_cgroup.c
+tests_unit_test_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_cgroup_LDADD = $(TEST_LIBS)
+TESTS += tests/unit/test_cgroup
