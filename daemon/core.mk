@@ -5,4 +5,5 @@ daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h \
 	daemon/reaper.c daemon/reaper.h \
 	daemon/killtree.c daemon/killtree.h \
 	daemon/job.c daemon/job.h \
-	daemon/cgroup.c daemon/cgroup.h
+	daemon/cgroup.c daemon/cgroup.h \
+	daemon/sshd.c daemon/sshd.h
