@@ -128,12 +128,18 @@ static void load(void)
 {
 	char buf[PATH_MAX];
 	const char *path = config_path(buf, sizeof(buf));
+	int cancel;
 
+	/* glibc's gethostname is no cancellation point and ours must not
+	 * become one: a thread cancelled inside open() or read() here would
+	 * leave the descriptor and the mapping behind. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	/* Another preloaded library may wrap gethostname too; RTLD_NEXT
 	 * keeps the chain.  Without one, uname() is what glibc uses. */
 	next_gethostname = (int (*)(char *, size_t))dlsym(RTLD_NEXT, "gethostname");
 	if (path)
 		load_from(path);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 /*
