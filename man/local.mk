@@ -1,0 +1,2 @@
+# man pages
+dist_man_MANS += man/libsmthostname.3

@@ -1,7 +1,11 @@
 # The preload library is loaded into every rank, so it is built without the
 # sanitizers (their runtime must come first in a process, which it cannot
-# in someone else's python3) and links libc only.
+# in someone else's python3) and links libc only.  Only gethostname and
+# __gethostname_chk are exported (-fvisibility=hidden); -z defs makes an
+# unresolved symbol a link error instead of a crash inside a rank.
 lib_LTLIBRARIES += preload/libsmthostname.la
-preload_libsmthostname_la_SOURCES = preload/smthostname.c
-preload_libsmthostname_la_CFLAGS = $(WARN_CFLAGS)
-preload_libsmthostname_la_LDFLAGS = -module -avoid-version -shared -no-undefined
+preload_libsmthostname_la_SOURCES = preload/smthostname.c \
+	preload/hostscan.c preload/hostscan.h
+preload_libsmthostname_la_CFLAGS = $(WARN_CFLAGS) -fvisibility=hidden
+preload_libsmthostname_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
+	-Wl,-z,defs -Wl,--as-needed
