@@ -6,4 +6,7 @@ daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h \
 	daemon/killtree.c daemon/killtree.h \
 	daemon/job.c daemon/job.h \
 	daemon/cgroup.c daemon/cgroup.h \
-	daemon/sshd.c daemon/sshd.h
+	daemon/sshd.c daemon/sshd.h \
+	daemon/curluv.c daemon/curluv.h \
+	daemon/peers.c daemon/peers.h \
+	daemon/orted.c daemon/orted.h

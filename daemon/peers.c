@@ -1,0 +1,609 @@
+/*
+ * peers.c - the leader's channels to its workers: readiness, the long poll
+ * that carries each worker's news, losing a worker, and the result.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "curluv.h"
+#include "log.h"
+#include "peers.h"
+#include "smt_proto.h"
+#include "spawn.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 1000
+#define MAX_BODY (1024 * 1024)
+
+enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT };
+
+struct peer;
+
+struct req {
+	struct peer *p;
+	enum req_kind kind;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *post;
+	char *body;
+	size_t len, cap;
+};
+
+struct peer {
+	struct smt_peers *ps;
+	size_t index;
+	char *host;
+	char url[64];
+	int ready;
+	int lost;
+	int down;            /* the channel failed and is being re-opened */
+	int result_done;
+	unsigned attempt;
+	json_int_t generation;
+	uv_timer_t retry;
+	uv_timer_t lost_timer;
+	struct req *inflight[4];
+};
+
+struct smt_peers {
+	uv_loop_t *loop;
+	struct smt_curluv *cu;
+	struct smt_peers_config cfg;
+	const struct smt_peers_ops *ops;
+	void *ctx;
+	struct peer *peers;
+	size_t n;
+	size_t nready;
+	int launched;
+	int sending_result;
+	int closing;
+	int handles_open;
+	size_t results_pending;
+	char *result_json;
+};
+
+static void send_probe(struct peer *p);
+static void send_watch(struct peer *p);
+
+/* ---- the ssh channel under curl ---- */
+
+/*
+ * curl asks for a socket whenever it needs a new connection to this
+ * worker; it gets one end of a socketpair, ssh gets the other as its stdin
+ * and stdout, and the worker's `smtctl dial-stdio` joins it to the
+ * worker's control socket.
+ */
+static curl_socket_t open_channel(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+	struct peer *p = clientp;
+	struct smt_peers *ps = p->ps;
+	int sv[2];
+	pid_t pid;
+	int rc;
+
+	(void)purpose;
+	(void)addr;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return CURL_SOCKET_BAD;
+	char *argv[] = {
+		(char *)ps->cfg.ssh_path,
+		"-o", "BatchMode=yes",
+		"-o", "ConnectTimeout=10",
+		"-o", "ServerAliveInterval=2",
+		"-o", "ServerAliveCountMax=3",
+		"-o", "LogLevel=ERROR",
+		p->host,
+		(char *)ps->cfg.smtctl_path,
+		"--socket", (char *)ps->cfg.remote_socket,
+		"dial-stdio",
+		NULL,
+	};
+	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = sv[1], .stdout_fd = sv[1],
+				     .stderr_fd = -1 };
+	rc = smt_spawn(&so, &pid);
+	close(sv[1]);
+	if (rc < 0) {
+		smt_warn("cannot run %s for %s: %s", ps->cfg.ssh_path, p->host, strerror(-rc));
+		close(sv[0]);
+		return CURL_SOCKET_BAD;
+	}
+	/* ssh's exit is collected by the reaper like any orphan; the channel's
+	 * end shows up to curl as the socket's EOF. */
+	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	smt_debug("channel to %s: ssh pid %d", p->host, (int)pid);
+	return sv[0];
+}
+
+static int sockopt_connected(void *clientp, curl_socket_t fd, curlsocktype purpose)
+{
+	(void)clientp;
+	(void)fd;
+	(void)purpose;
+	return CURL_SOCKOPT_ALREADY_CONNECTED;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+	struct req *r = userp;
+	size_t n = size * nmemb;
+
+	if (r->len + n > MAX_BODY)
+		return 0;
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = (r->len + n + 1) * 2;
+		char *b = realloc(r->body, cap);
+		if (b == NULL)
+			return 0;
+		r->body = b;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return n;
+}
+
+static void req_free(struct req *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < 4; i++)
+		if (r->p->inflight[i] == r)
+			r->p->inflight[i] = NULL;
+	curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->headers);
+	free(r->post);
+	free(r->body);
+	free(r);
+}
+
+static void on_done(void *arg, CURL *easy, CURLcode result);
+
+static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
+		    long timeout_ms)
+{
+	struct smt_peers *ps = p->ps;
+	struct req *r = calloc(1, sizeof(*r));
+	char url[512];
+
+	if (r == NULL)
+		return -ENOMEM;
+	r->p = p;
+	r->kind = kind;
+	r->easy = curl_easy_init();
+	if (r->easy == NULL)
+		goto fail;
+	snprintf(url, sizeof(url), "%s%s", p->url, path);
+	curl_easy_setopt(r->easy, CURLOPT_URL, url);
+	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_channel);
+	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETDATA, p);
+	curl_easy_setopt(r->easy, CURLOPT_SOCKOPTFUNCTION, sockopt_connected);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+	/* ssh itself takes time to connect; curl's own connect step is a no-op. */
+	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	r->headers = curl_slist_append(NULL, "X-Smtd-Leader: 1");
+	if (post) {
+		r->post = strdup(post);
+		if (r->post == NULL)
+			goto fail;
+		r->headers = curl_slist_append(r->headers, "Content-Type: application/json");
+		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->post);
+	}
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+	for (size_t i = 0; i < 4; i++) {
+		if (p->inflight[i] == NULL) {
+			p->inflight[i] = r;
+			break;
+		}
+	}
+	if (smt_curluv_add(ps->cu, r->easy, on_done, r) < 0)
+		goto fail;
+	return 0;
+fail:
+	req_free(r);
+	return -ENOMEM;
+}
+
+/* ---- readiness ---- */
+
+static uint64_t backoff(struct peer *p)
+{
+	uint64_t ms = BACKOFF_MIN_MS;
+
+	for (unsigned i = 0; i < p->attempt && ms < BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	if (ms > BACKOFF_MAX_MS)
+		ms = BACKOFF_MAX_MS;
+	p->attempt++;
+	return ms;
+}
+
+static void on_retry(uv_timer_t *t)
+{
+	struct peer *p = t->data;
+
+	if (p->ps->closing || p->lost)
+		return;
+	if (!p->ready)
+		send_probe(p);
+	else if (p->ps->launched && !p->ps->sending_result)
+		send_watch(p);
+}
+
+static void retry_later(struct peer *p)
+{
+	uv_timer_start(&p->retry, on_retry, backoff(p), 0);
+}
+
+static void send_probe(struct peer *p)
+{
+	if (req_send(p, REQ_PROBE, SMT_PATH_STATUS, NULL, 15000) < 0)
+		retry_later(p);
+}
+
+/* Compare the worker's host list with ours; on a difference write it to
+ * WHAT and return nonzero. */
+static int hosts_differ(struct smt_peers *ps, json_t *hosts, char *what, size_t len)
+{
+	size_t n = json_is_array(hosts) ? json_array_size(hosts) : 0;
+	char theirs[512] = "", ours[512] = "";
+	int differ = n != ps->cfg.njob_hosts;
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *h = json_array_get(hosts, i);
+		const char *name = json_is_object(h) ? json_string_value(json_object_get(h, SMT_F_HOST))
+						     : json_string_value(h);
+		if (name == NULL)
+			name = "?";
+		if (i < ps->cfg.njob_hosts && strcmp(name, ps->cfg.job_hosts[i]) != 0)
+			differ = 1;
+		size_t l = strlen(theirs);
+		snprintf(theirs + l, sizeof(theirs) - l, "%s%s", i ? "," : "", name);
+	}
+	for (size_t i = 0; i < ps->cfg.njob_hosts; i++) {
+		size_t l = strlen(ours);
+		snprintf(ours + l, sizeof(ours) - l, "%s%s", i ? "," : "", ps->cfg.job_hosts[i]);
+	}
+	if (differ)
+		snprintf(what, len, "its hosts are [%s], the leader's are [%s]", theirs, ours);
+	return differ;
+}
+
+static void probe_answer(struct peer *p, json_t *st)
+{
+	struct smt_peers *ps = p->ps;
+	const char *role = json_string_value(json_object_get(st, SMT_F_ROLE));
+	const char *leader = json_string_value(json_object_get(st, SMT_F_LEADER));
+	const char *state = json_string_value(json_object_get(st, SMT_F_STATE));
+	char what[1200];
+
+	if (hosts_differ(ps, json_object_get(st, SMT_F_HOSTS), what, sizeof(what))) {
+		p->lost = 1;
+		ps->ops->mismatch(ps->ctx, p->index, what);
+		return;
+	}
+	if (role == NULL || strcmp(role, "worker") != 0 || leader == NULL ||
+	    strcmp(leader, ps->cfg.leader) != 0) {
+		snprintf(what, sizeof(what), "it runs as %s with leader %s, expected a worker of leader %s",
+			 role ? role : "?", leader ? leader : "?", ps->cfg.leader);
+		p->lost = 1;
+		ps->ops->mismatch(ps->ctx, p->index, what);
+		return;
+	}
+	if (state && smt_state_parse(state) == SMT_STATE_STARTING) {
+		retry_later(p);
+		return;
+	}
+	p->ready = 1;
+	p->attempt = 0;
+	ps->nready++;
+	smt_info("worker %s is ready (%zu/%zu)", p->host, ps->nready, ps->n);
+	ps->ops->news(ps->ctx, p->index, st);
+	if (ps->nready == ps->n)
+		ps->ops->all_ready(ps->ctx);
+}
+
+/* ---- losing and regaining a channel ---- */
+
+static void on_lost_timer(uv_timer_t *t)
+{
+	struct peer *p = t->data;
+	char why[128];
+
+	if (p->lost || p->ps->closing)
+		return;
+	p->lost = 1;
+	snprintf(why, sizeof(why), "its channel was down for more than %.1f s",
+		 p->ps->cfg.peer_timeout);
+	p->ps->ops->lost(p->ps->ctx, p->index, why);
+}
+
+static void channel_failed(struct peer *p, const char *why)
+{
+	if (!p->down) {
+		p->down = 1;
+		smt_warn("channel to %s failed (%s); retrying for up to %.1f s", p->host, why,
+			 p->ps->cfg.peer_timeout);
+		uv_timer_start(&p->lost_timer, on_lost_timer,
+			       (uint64_t)(p->ps->cfg.peer_timeout * 1000), 0);
+	}
+	retry_later(p);
+}
+
+static void channel_ok(struct peer *p)
+{
+	p->attempt = 0;
+	if (p->down) {
+		p->down = 0;
+		uv_timer_stop(&p->lost_timer);
+		smt_info("channel to %s is back", p->host);
+	}
+}
+
+/* ---- watching ---- */
+
+static void send_watch(struct peer *p)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld",
+		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000));
+	if (req_send(p, REQ_WATCH, path, NULL,
+		     (long)((p->ps->cfg.watch_timeout + p->ps->cfg.peer_timeout) * 1000)) < 0)
+		channel_failed(p, "out of memory");
+}
+
+/* ---- results ---- */
+
+static void result_settled(struct peer *p)
+{
+	struct smt_peers *ps = p->ps;
+
+	if (p->result_done)
+		return;
+	p->result_done = 1;
+	if (--ps->results_pending == 0)
+		ps->ops->results_delivered(ps->ctx);
+}
+
+static void send_result(struct peer *p)
+{
+	if (req_send(p, REQ_RESULT, SMT_PATH_RESULT, p->ps->result_json, 5000) < 0)
+		result_settled(p);
+}
+
+static void on_done(void *arg, CURL *easy, CURLcode result)
+{
+	struct req *r = arg;
+	struct peer *p = r->p;
+	struct smt_peers *ps = p->ps;
+	long code = 0;
+	json_t *st = NULL;
+	char why[CURL_ERROR_SIZE + 64];
+
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	if (result != CURLE_OK)
+		snprintf(why, sizeof(why), "%s", curl_easy_strerror(result));
+	else if (code < 200 || code >= 300)
+		snprintf(why, sizeof(why), "HTTP %ld", code);
+	else
+		why[0] = '\0';
+	if (!why[0] && r->body && (r->kind == REQ_PROBE || r->kind == REQ_WATCH)) {
+		st = json_loads(r->body, 0, NULL);
+		if (!json_is_object(st)) {
+			snprintf(why, sizeof(why), "the answer is not a JSON object");
+			json_decref(st);
+			st = NULL;
+		}
+	}
+	enum req_kind kind = r->kind;
+	req_free(r);
+	if (ps->closing || p->lost) {
+		json_decref(st);
+		return;
+	}
+
+	switch (kind) {
+	case REQ_PROBE:
+		if (why[0]) {
+			smt_debug("worker %s not ready: %s", p->host, why);
+			retry_later(p);
+		} else {
+			probe_answer(p, st);
+		}
+		break;
+	case REQ_LAUNCH:
+		if (why[0])
+			smt_warn("telling %s about the launch failed: %s", p->host, why);
+		break;
+	case REQ_WATCH:
+		if (ps->sending_result)
+			break;
+		if (why[0]) {
+			channel_failed(p, why);
+			break;
+		}
+		channel_ok(p);
+		json_t *gen = json_object_get(st, "generation");
+		if (json_is_integer(gen) && json_integer_value(gen) != p->generation) {
+			p->generation = json_integer_value(gen);
+			ps->ops->news(ps->ctx, p->index, st);
+		}
+		if (!p->lost && !ps->sending_result && !ps->closing)
+			send_watch(p);
+		break;
+	case REQ_RESULT:
+		if (why[0])
+			smt_warn("telling %s the result failed: %s", p->host, why);
+		result_settled(p);
+		break;
+	}
+	json_decref(st);
+}
+
+/* ---- the module ---- */
+
+static void handle_closed(uv_handle_t *h)
+{
+	struct smt_peers *ps = h->data;
+
+	if (--ps->handles_open > 0)
+		return;
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->peers[i].host);
+	free(ps->peers);
+	free(ps->result_json);
+	free(ps);
+}
+
+int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
+		    const struct smt_peers_ops *ops, void *ctx, struct smt_peers **out)
+{
+	struct smt_peers *ps = calloc(1, sizeof(*ps));
+	int rc;
+
+	if (ps == NULL)
+		return -ENOMEM;
+	ps->loop = loop;
+	ps->cfg = *cfg;
+	if (ps->cfg.watch_timeout <= 0)
+		ps->cfg.watch_timeout = 5;
+	ps->ops = ops;
+	ps->ctx = ctx;
+	ps->n = cfg->nhosts;
+	if (cfg->nhosts > 65535) {
+		free(ps);
+		return -E2BIG;
+	}
+	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
+	rc = ps->peers ? smt_curluv_new(loop, &ps->cu) : -ENOMEM;
+	if (rc < 0) {
+		free(ps->peers);
+		free(ps);
+		return rc;
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		p->ps = ps;
+		p->index = i;
+		p->host = strdup(cfg->hosts[i]);
+		p->generation = -1;
+		/* A distinct port per worker keeps curl from reusing one worker's
+		 * channel for another: the address itself is never connected. */
+		snprintf(p->url, sizeof(p->url), "http://127.0.0.1:%zu", i + 1);
+		uv_timer_init(loop, &p->retry);
+		uv_timer_init(loop, &p->lost_timer);
+		p->retry.data = p->lost_timer.data = p;
+		ps->handles_open += 2;
+	}
+	*out = ps;
+	if (ps->n == 0) {
+		/* Nothing to wait for, but still from the loop. */
+		return 0;
+	}
+	for (size_t i = 0; i < ps->n; i++)
+		send_probe(&ps->peers[i]);
+	return 0;
+}
+
+void smt_peers_launched(struct smt_peers *ps)
+{
+	ps->launched = 1;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		if (p->lost)
+			continue;
+		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000);
+		send_watch(p);
+	}
+}
+
+void smt_peers_send_result(struct smt_peers *ps, json_t *result)
+{
+	ps->sending_result = 1;
+	free(ps->result_json);
+	ps->result_json = json_dumps(result, JSON_COMPACT);
+	ps->results_pending = 1; /* held until every send is issued */
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		uv_timer_stop(&p->retry);
+		uv_timer_stop(&p->lost_timer);
+		if (p->lost || !p->ready) {
+			p->result_done = 1;
+			continue;
+		}
+		ps->results_pending++;
+		send_result(p);
+	}
+	if (--ps->results_pending == 0)
+		ps->ops->results_delivered(ps->ctx);
+}
+
+size_t smt_peers_count(const struct smt_peers *ps)
+{
+	return ps ? ps->n : 0;
+}
+
+const char *smt_peers_host(const struct smt_peers *ps, size_t i)
+{
+	return ps->peers[i].host;
+}
+
+int smt_peers_ready(const struct smt_peers *ps, size_t i)
+{
+	return ps->peers[i].ready;
+}
+
+size_t smt_peers_ready_count(const struct smt_peers *ps)
+{
+	return ps ? ps->nready : 0;
+}
+
+void smt_peers_missing(const struct smt_peers *ps, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ps->n && used < len; i++) {
+		if (ps->peers[i].ready)
+			continue;
+		int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", ps->peers[i].host);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+void smt_peers_close(struct smt_peers *ps)
+{
+	if (ps == NULL)
+		return;
+	ps->closing = 1;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		for (size_t k = 0; k < 4; k++) {
+			if (p->inflight[k]) {
+				smt_curluv_cancel(ps->cu, p->inflight[k]->easy);
+				req_free(p->inflight[k]);
+			}
+		}
+		uv_close((uv_handle_t *)&p->retry, handle_closed);
+		uv_close((uv_handle_t *)&p->lost_timer, handle_closed);
+		p->retry.data = p->lost_timer.data = ps;
+	}
+	smt_curluv_close(ps->cu);
+	if (ps->n == 0) {
+		free(ps->peers);
+		free(ps);
+	}
+}
