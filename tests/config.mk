@@ -17,3 +17,4 @@ tests_unit_test_mpiargv_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_mpiargv_LDADD = $(TEST_LIBS)
 tests_unit_test_plan_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_plan_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/fuzz/fuzz_config.c tests/fuzz/fuzz_config.sources tests/fuzz/fuzz_config.seeds
