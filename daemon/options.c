@@ -1,36 +1,362 @@
-/* options.c - TEMPORARY minimal parser until the configuration module lands. */
+/*
+ * options.c - smtd's command line and SMTD_* environment (see options.h).
+ *
+ * The environment is read first and the command line second, so that a
+ * command-line option simply overwrites what a variable said.
+ */
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
+#include "smt_proto.h"
+
+enum {
+	OPT_ROOT = 256, OPT_SOCKET, OPT_SOCKET_GROUP, OPT_HEALTH_LISTEN, OPT_MPIRUN,
+	OPT_SSHD_PATH, OPT_SSH_PATH, OPT_SMTCTL, OPT_PRELOAD, OPT_PROGRAM, OPT_MPI_OPTIONS,
+	OPT_CURRENT_HOST, OPT_SSHD, OPT_MPI, OPT_NO_MPI, OPT_PPN, OPT_NP, OPT_WAIT_TIMEOUT,
+	OPT_LAUNCH_TIMEOUT, OPT_RESULT_TIMEOUT, OPT_PEER_TIMEOUT, OPT_GRACE, OPT_LOG_FORMAT,
+	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
+	{ "health-listen", required_argument, NULL, OPT_HEALTH_LISTEN },
+	{ "mpirun", required_argument, NULL, OPT_MPIRUN },
+	{ "sshd-path", required_argument, NULL, OPT_SSHD_PATH },
+	{ "ssh-path", required_argument, NULL, OPT_SSH_PATH },
+	{ "smtctl", required_argument, NULL, OPT_SMTCTL },
+	{ "preload", required_argument, NULL, OPT_PRELOAD },
+	{ "program", required_argument, NULL, OPT_PROGRAM },
+	{ "mpi-options", required_argument, NULL, OPT_MPI_OPTIONS },
+	{ "current-host", required_argument, NULL, OPT_CURRENT_HOST },
+	{ "sshd", required_argument, NULL, OPT_SSHD },
+	{ "mpi", no_argument, NULL, OPT_MPI },
+	{ "no-mpi", no_argument, NULL, OPT_NO_MPI },
+	{ "processes-per-host", required_argument, NULL, OPT_PPN },
+	{ "num-processes", required_argument, NULL, OPT_NP },
+	{ "wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT },
+	{ "launch-timeout", required_argument, NULL, OPT_LAUNCH_TIMEOUT },
+	{ "result-timeout", required_argument, NULL, OPT_RESULT_TIMEOUT },
+	{ "peer-timeout", required_argument, NULL, OPT_PEER_TIMEOUT },
+	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+void smt_options_usage(FILE *out)
+{
+	fputs("Usage: smtd [OPTIONS] [-- COMMAND [ARG...]]\n"
+	      "Per-host supervisor of an MPI training job (see smtd(8)).\n"
+	      "\n"
+	      "  --root DIR                 job directory (SMTD_ROOT; default /opt/ml)\n"
+	      "  --socket PATH              control socket (SMTD_SOCKET; default " SMT_SOCKET_DEFAULT ")\n"
+	      "  --socket-group GROUP       group owning the socket (SMTD_SOCKET_GROUP)\n"
+	      "  --health-listen ADDR:PORT  read-only HTTP probes over TCP (SMTD_HEALTH_LISTEN)\n"
+	      "  --mpirun PATH              mpirun to run (SMTD_MPIRUN; default mpirun)\n"
+	      "  --sshd auto|always|never   start sshd (SMTD_SSHD; default auto)\n"
+	      "  --sshd-path PATH           sshd binary (SMTD_SSHD_PATH; default /usr/sbin/sshd)\n"
+	      "  --ssh-path PATH            ssh client (SMTD_SSH_PATH; default ssh)\n"
+	      "  --smtctl PATH              smtctl on every host (SMTD_SMTCTL)\n"
+	      "  --preload PATH             libsmthostname.so for the ranks (SMTD_PRELOAD)\n"
+	      "  --program NAME             program in the code directory (SAGEMAKER_PROGRAM)\n"
+	      "  --mpi, --no-mpi            run under MPI or standalone (SMTD_MPI_ENABLED)\n"
+	      "  --mpi-options WORDS        custom mpirun options (SMTD_MPI_OPTIONS)\n"
+	      "  --processes-per-host N     ranks per host (SMTD_PROCESSES_PER_HOST)\n"
+	      "  --num-processes N          ranks in all (SMTD_NUM_PROCESSES)\n"
+	      "  --current-host NAME        this host's name (SMTD_CURRENT_HOST)\n"
+	      "  --wait-timeout S           peers ready (SMTD_WAIT_TIMEOUT; default 3600)\n"
+	      "  --launch-timeout S         orted appears (SMTD_LAUNCH_TIMEOUT; default 600)\n"
+	      "  --result-timeout S         result after orted exit (SMTD_RESULT_TIMEOUT; default 60)\n"
+	      "  --peer-timeout S           lost peer channel (SMTD_PEER_TIMEOUT; default 10)\n"
+	      "  --grace S                  signal to SIGKILL (SMTD_GRACE; default 30)\n"
+	      "  --log-format text|json     format of the output (SMTD_LOG_FORMAT)\n"
+	      "  --debug                    debug messages (SMTD_DEBUG)\n"
+	      "  --dry-run                  print the plan and exit\n"
+	      "  --json                     with --dry-run: print the plan as JSON\n"
+	      "  --help                     this text\n"
+	      "  --version                  the version\n"
+	      "\n"
+	      "Command-line options win over SMTD_* variables, which win over\n"
+	      "hyperparameters.json, then resourceconfig.json.  Timeouts are seconds.\n",
+	      out);
+}
+
+static const char *env_get(char **envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (char **e = envp; e && *e; e++)
+		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+static int parse_bool(const char *text, int *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(text, yes[i]) == 0)
+			return *out = 1, 0;
+		if (strcasecmp(text, no[i]) == 0)
+			return *out = 0, 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_count(const char *what, const char *text, long *out, char *err, size_t errlen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (!*text || *end || errno || v <= 0 || v > 1000000) {
+		snprintf(err, errlen, "%s: '%s' is not a positive integer (1 to 1000000)", what,
+			 text);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *what, const char *text, double *out, char *err,
+			 size_t errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	/* strtod also takes "inf", "nan" and hex floats; a timeout is a plain number. */
+	if (!*text || *end || errno || !isfinite(v) || v <= 0 || v > 1e9 ||
+	    strpbrk(text, "xXnNiI")) {
+		snprintf(err, errlen, "%s: '%s' is not a number of seconds greater than 0", what,
+			 text);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_sshd(const char *what, const char *text, enum smt_sshd_mode *out, char *err,
+		      size_t errlen)
+{
+	if (strcmp(text, "auto") == 0)
+		*out = SMT_SSHD_AUTO;
+	else if (strcmp(text, "always") == 0)
+		*out = SMT_SSHD_ALWAYS;
+	else if (strcmp(text, "never") == 0)
+		*out = SMT_SSHD_NEVER;
+	else {
+		snprintf(err, errlen, "%s: '%s' is not one of auto, always, never", what, text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_log_format(const char *what, const char *text, int *out, char *err,
+			    size_t errlen)
+{
+	if (strcmp(text, "text") == 0)
+		*out = 0;
+	else if (strcmp(text, "json") == 0)
+		*out = 1;
+	else {
+		snprintf(err, errlen, "%s: '%s' is not one of text, json", what, text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int nonempty(const char *what, const char *text, char *err, size_t errlen)
+{
+	if (*text)
+		return 0;
+	snprintf(err, errlen, "%s: the value is empty", what);
+	return -EINVAL;
+}
+
+/* Apply one setting, named WHAT in messages, from either source. */
+static int apply(struct smt_options *o, int id, const char *what, const char *val, char *err,
+		 size_t errlen)
+{
+	const char **str = NULL;
+	double *secs = NULL;
+
+	switch (id) {
+	case OPT_ROOT: str = &o->root; break;
+	case OPT_SOCKET: str = &o->socket_path; break;
+	case OPT_SOCKET_GROUP: str = &o->socket_group; break;
+	case OPT_HEALTH_LISTEN: str = &o->health_listen; break;
+	case OPT_MPIRUN: str = &o->mpirun_path; break;
+	case OPT_SSHD_PATH: str = &o->sshd_path; break;
+	case OPT_SSH_PATH: str = &o->ssh_path; break;
+	case OPT_SMTCTL: str = &o->smtctl_path; break;
+	case OPT_PRELOAD: str = &o->preload_path; break;
+	case OPT_PROGRAM: str = &o->program; break;
+	case OPT_CURRENT_HOST: str = &o->current_host; break;
+	case OPT_MPI_OPTIONS:
+		/* Empty custom options are legitimate: they override the file's. */
+		o->mpi_options = val;
+		return 0;
+	case OPT_SSHD: return parse_sshd(what, val, &o->sshd_mode, err, errlen);
+	case OPT_MPI:
+		if (!val)
+			return o->mpi_enabled = 1, 0;
+		if (parse_bool(val, &o->mpi_enabled) == 0)
+			return 0;
+		snprintf(err, errlen, "%s: '%s' is not one of true, false, 1, 0", what, val);
+		return -EINVAL;
+	case OPT_NO_MPI: o->mpi_enabled = 0; return 0;
+	case OPT_PPN: return parse_count(what, val, &o->processes_per_host, err, errlen);
+	case OPT_NP: return parse_count(what, val, &o->num_processes, err, errlen);
+	case OPT_WAIT_TIMEOUT: secs = &o->wait_timeout; break;
+	case OPT_LAUNCH_TIMEOUT: secs = &o->launch_timeout; break;
+	case OPT_RESULT_TIMEOUT: secs = &o->result_timeout; break;
+	case OPT_PEER_TIMEOUT: secs = &o->peer_timeout; break;
+	case OPT_GRACE: secs = &o->grace; break;
+	case OPT_LOG_FORMAT: return parse_log_format(what, val, &o->log_json, err, errlen);
+	case OPT_DEBUG:
+		if (!val)
+			return o->debug = 1, 0;
+		if (parse_bool(val, &o->debug) == 0)
+			return 0;
+		snprintf(err, errlen, "%s: '%s' is not one of true, false, 1, 0", what, val);
+		return -EINVAL;
+	case OPT_DRY_RUN: o->dry_run = 1; return 0;
+	case OPT_JSON: o->json = 1; return 0;
+	default: break;
+	}
+	if (str) {
+		if (nonempty(what, val, err, errlen) < 0)
+			return -EINVAL;
+		*str = val;
+		return 0;
+	}
+	if (secs)
+		return parse_seconds(what, val, secs, err, errlen);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int id;
+} env_names[] = {
+	{ "SMTD_ROOT", OPT_ROOT }, { "SMTD_SOCKET", OPT_SOCKET },
+	{ "SMTD_SOCKET_GROUP", OPT_SOCKET_GROUP }, { "SMTD_HEALTH_LISTEN", OPT_HEALTH_LISTEN },
+	{ "SMTD_MPIRUN", OPT_MPIRUN }, { "SMTD_SSHD_PATH", OPT_SSHD_PATH },
+	{ "SMTD_SSH_PATH", OPT_SSH_PATH }, { "SMTD_SMTCTL", OPT_SMTCTL },
+	{ "SMTD_PRELOAD", OPT_PRELOAD }, { "SAGEMAKER_PROGRAM", OPT_PROGRAM },
+	{ "SMTD_MPI_OPTIONS", OPT_MPI_OPTIONS }, { "SMTD_CURRENT_HOST", OPT_CURRENT_HOST },
+	{ "SMTD_SSHD", OPT_SSHD }, { "SMTD_MPI_ENABLED", OPT_MPI },
+	{ "SMTD_PROCESSES_PER_HOST", OPT_PPN }, { "SMTD_NUM_PROCESSES", OPT_NP },
+	{ "SMTD_WAIT_TIMEOUT", OPT_WAIT_TIMEOUT }, { "SMTD_LAUNCH_TIMEOUT", OPT_LAUNCH_TIMEOUT },
+	{ "SMTD_RESULT_TIMEOUT", OPT_RESULT_TIMEOUT }, { "SMTD_PEER_TIMEOUT", OPT_PEER_TIMEOUT },
+	{ "SMTD_GRACE", OPT_GRACE }, { "SMTD_LOG_FORMAT", OPT_LOG_FORMAT },
+	{ "SMTD_DEBUG", OPT_DEBUG },
+};
+
+static void defaults(struct smt_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sshd_mode = SMT_SSHD_AUTO;
+	o->mpi_enabled = -1;
+	o->processes_per_host = -1;
+	o->num_processes = -1;
+	o->wait_timeout = o->launch_timeout = o->result_timeout = -1;
+	o->peer_timeout = o->grace = -1;
+}
 
 int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **envp,
 		      char *err, size_t errlen)
 {
-	(void)envp; (void)err; (void)errlen;
-	memset(opts, 0, sizeof(*opts));
-	opts->grace = 30;
-	opts->mpi_enabled = -1;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--root") == 0 && i + 1 < argc)
-			opts->root = argv[++i];
-		else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc)
-			opts->grace = atof(argv[++i]);
-		else if (strcmp(argv[i], "--dry-run") == 0)
-			opts->dry_run = 1;
-		else if (strcmp(argv[i], "--") == 0) {
-			opts->command = argv + i + 1;
-			opts->command_argc = argc - i - 1;
+	char what[64];
+	int c, idx;
+
+	defaults(opts);
+	for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
+		const char *val = env_get(envp, env_names[i].name);
+
+		if (!val)
+			continue;
+		/* An empty variable is the same as an unset one, as in most daemons. */
+		if (!*val && env_names[i].id != OPT_MPI_OPTIONS)
+			continue;
+		snprintf(what, sizeof(what), "%s", env_names[i].name);
+		if (apply(opts, env_names[i].id, what, val, err, errlen) < 0)
+			return -EINVAL;
+	}
+	opts->gpu_probe_root = env_get(envp, "SMTD_GPU_PROBE_ROOT");
+
+	/* getopt keeps its state in globals; optind = 0 restarts it fully. */
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		idx = -1;
+		c = getopt_long(argc, argv, "+", long_options, &idx);
+		if (c == -1)
 			break;
+		if (c == '?') {
+			const char *arg = argv[optind - 1];
+
+			if (optopt > 0 && optopt < OPT_ROOT)
+				snprintf(err, errlen, "unknown option '-%c'", optopt);
+			else if (optopt >= OPT_ROOT && long_options[optopt - OPT_ROOT].has_arg)
+				snprintf(err, errlen, "option '--%s' needs a value",
+					 long_options[optopt - OPT_ROOT].name);
+			else if (optopt >= OPT_ROOT)
+				snprintf(err, errlen, "option '--%s' takes no value",
+					 long_options[optopt - OPT_ROOT].name);
+			else
+				snprintf(err, errlen, "unknown option '%s'", arg);
+			return -EINVAL;
 		}
+		if (c == OPT_HELP) {
+			smt_options_usage(stdout);
+			return SMT_OPTIONS_EXIT;
+		}
+		if (c == OPT_VERSION) {
+			printf("smtd %s\n", PACKAGE_VERSION);
+			return SMT_OPTIONS_EXIT;
+		}
+		snprintf(what, sizeof(what), "--%s", long_options[c - OPT_ROOT].name);
+		if (apply(opts, c, what, optarg, err, errlen) < 0)
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			snprintf(err, errlen, "unexpected argument '%s'; put the command after '--'",
+				 argv[optind]);
+			return -EINVAL;
+		}
+		opts->command = argv + optind;
+		opts->command_argc = argc - optind;
+	}
+	if (opts->json && !opts->dry_run) {
+		snprintf(err, errlen, "--json only goes with --dry-run");
+		return -EINVAL;
 	}
 	return 0;
 }
 
 void smt_options_free(struct smt_options *opts)
 {
-	(void)opts;
+	/* Everything points into argv and envp; nothing is owned yet. */
+	opts->priv_ = NULL;
 }

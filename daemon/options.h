@@ -5,13 +5,16 @@
  * block, command-line options winning over SMTD_* variables (SPEC §3).
  * Fields not given by either keep their "unset" value (NULL, -1 or a
  * negative timeout) so that the plan can fall back to the JSON files and
- * then to the built-in defaults.  The struct points into argv/envp or into
- * storage it owns; release it with smt_options_free.
+ * then to the built-in defaults; smt_plan_options() returns a copy with
+ * every default filled in, which is what the rest of the daemon reads.
+ * The struct points into argv/envp, which must outlive it; release it with
+ * smt_options_free.
  */
 #ifndef SMT_OPTIONS_H
 #define SMT_OPTIONS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum smt_sshd_mode { SMT_SSHD_AUTO = 0, SMT_SSHD_ALWAYS, SMT_SSHD_NEVER };
 
@@ -28,6 +31,8 @@ struct smt_options {
 	const char *program;       /* --program, SAGEMAKER_PROGRAM (see plan.h) */
 	const char *mpi_options;   /* --mpi-options, SMTD_MPI_OPTIONS: custom options */
 	const char *current_host;  /* --current-host, SMTD_CURRENT_HOST: testing aid */
+	const char *gpu_probe_root; /* SMTD_GPU_PROBE_ROOT: prefix of /proc/driver/nvidia/gpus
+				     * and /dev/nvidiaN in the GPU count (tests) */
 	enum smt_sshd_mode sshd_mode; /* --sshd auto|always|never, SMTD_SSHD */
 	int mpi_enabled;           /* --mpi / --no-mpi, SMTD_MPI_ENABLED; -1 unset */
 	long processes_per_host;   /* --processes-per-host, SMTD_PROCESSES_PER_HOST; -1 unset */
@@ -57,5 +62,16 @@ struct smt_options {
 int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **envp,
 		      char *err, size_t errlen);
 void smt_options_free(struct smt_options *opts);
+
+/* The usage text of --help. */
+void smt_options_usage(FILE *out);
+
+/* Built-in defaults (SPEC §3, §4). */
+#define SMT_ROOT_DEFAULT "/opt/ml"
+#define SMT_WAIT_TIMEOUT_DEFAULT   3600.0
+#define SMT_LAUNCH_TIMEOUT_DEFAULT 600.0
+#define SMT_RESULT_TIMEOUT_DEFAULT 60.0
+#define SMT_PEER_TIMEOUT_DEFAULT   10.0
+#define SMT_GRACE_DEFAULT          30.0
 
 #endif

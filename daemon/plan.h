@@ -51,6 +51,12 @@ long smt_plan_num_processes(const struct smt_plan *plan);
 char *const *smt_plan_argv(const struct smt_plan *plan);
 /* The rank command alone (what each rank runs). */
 char *const *smt_plan_rank_argv(const struct smt_plan *plan);
+/* The mpirun argv whatever the role (NULL when MPI is off), for reports. */
+char *const *smt_plan_mpi_argv(const struct smt_plan *plan);
+/* The names smt_plan_envp adds or overrides (SM_*, SMTD_RESOURCE_CONFIG), sorted. */
+char *const *smt_plan_env_names(const struct smt_plan *plan);
+/* network_interface_name (default eth0). */
+const char *smt_plan_interface(const struct smt_plan *plan);
 /*
  * The complete environment of what this host launches, NULL-terminated:
  * the daemon's own environment plus the SM_* variables of SPEC §12 with
@@ -62,9 +68,10 @@ char *const *smt_plan_envp(const struct smt_plan *plan);
 const char *smt_plan_workdir(const struct smt_plan *plan);
 
 /*
- * Beyond 64 hosts the argv names a hostfile instead of --host.  Then this
- * returns its path (under the socket's directory) and sets *contents to
- * what the daemon must write there before launching; otherwise NULL.
+ * Beyond 64 hosts the argv names a hostfile instead of --host.  Then, on
+ * the leader, this returns its path (DIR/hostfile where DIR is the
+ * directory of the control socket) and sets *contents to what the daemon
+ * must write there before launching ("HOST slots=N" lines); otherwise NULL.
  */
 const char *smt_plan_hostfile(const struct smt_plan *plan, const char **contents);
 

@@ -1,0 +1,285 @@
+/* mpiargv.c - the mpirun command line (see mpiargv.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpiargv.h"
+#include "shellwords.h"
+
+const char *const smt_mpiargv_aws_names[] = {
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+	"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_REGION", "AWS_DEFAULT_REGION", NULL,
+};
+
+/* EFA instance types of the toolkit, and those with RDMA reads as well. */
+static const char *const efa_types[] = {
+	"ml.g4dn.8xlarge", "ml.g4dn.12xlarge", "ml.g5.48xlarge", "ml.p3dn.24xlarge",
+	"ml.p4d.24xlarge", "ml.p4de.24xlarge", "ml.p5.48xlarge", "ml.trn1.32xlarge",
+	"ml.p6e-gb200.36xlarge", NULL,
+};
+static const char *const efa_rdma_types[] = {
+	"ml.p4d.24xlarge", "ml.p4de.24xlarge", "ml.trn1.32xlarge", "ml.p6e-gb200.36xlarge", NULL,
+};
+
+/*
+ * One option of the command line: its words and, for those a custom option
+ * may replace, a key ("mca:NAME", "x:NAME", "bind-to", "map-by").
+ */
+struct item {
+	char *key;
+	char *words[3];
+	int n;
+};
+
+struct items {
+	struct item *v;
+	size_t n, cap;
+};
+
+static int add(struct items *it, const char *key, int n, const char *w0, const char *w1,
+	       const char *w2)
+{
+	const char *w[3] = { w0, w1, w2 };
+	struct item *item;
+
+	if (it->n == it->cap) {
+		size_t cap = it->cap ? it->cap * 2 : 64;
+		struct item *p = realloc(it->v, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		it->v = p;
+		it->cap = cap;
+	}
+	item = &it->v[it->n++];
+	memset(item, 0, sizeof(*item));
+	item->n = n;
+	if (key && !(item->key = strdup(key)))
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		if (!(item->words[i] = strdup(w[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+static int add_mca(struct items *it, const char *name, const char *value)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "mca:%s", name);
+	return add(it, key, 3, "-mca", name, value);
+}
+
+static int add_x(struct items *it, const char *assignment)
+{
+	char key[256];
+	size_t len = strcspn(assignment, "=");
+
+	snprintf(key, sizeof(key), "x:%.*s", (int)len, assignment);
+	return add(it, key, 2, "-x", assignment, NULL);
+}
+
+static struct item *find(struct items *it, const char *key)
+{
+	for (size_t i = 0; i < it->n; i++)
+		if (it->v[i].key && strcmp(it->v[i].key, key) == 0)
+			return &it->v[i];
+	return NULL;
+}
+
+static int replace_word(struct item *item, int i, const char *word)
+{
+	char *w = strdup(word);
+
+	if (!w)
+		return -ENOMEM;
+	free(item->words[i]);
+	item->words[i] = w;
+	return 0;
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+static int in_list(const char *const *list, const char *s)
+{
+	for (; s && *list; list++)
+		if (strcmp(*list, s) == 0)
+			return 1;
+	return 0;
+}
+
+static int defaults(struct items *it, const struct smt_mpiargv_in *in)
+{
+	char buf[512], *hosts = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc = 0;
+
+	rc |= add(it, NULL, 1, in->mpirun, NULL, NULL);
+	if (in->hostfile) {
+		rc |= add(it, NULL, 2, "--hostfile", in->hostfile, NULL);
+	} else {
+		f = open_memstream(&hosts, &len);
+		if (!f)
+			return -ENOMEM;
+		for (size_t i = 0; in->hosts[i]; i++)
+			fprintf(f, "%s%s:%ld", i ? "," : "", in->hosts[i], in->processes_per_host);
+		if (fclose(f) != 0)
+			return -ENOMEM;
+		rc |= add(it, NULL, 2, "--host", hosts, NULL);
+		free(hosts);
+	}
+	snprintf(buf, sizeof(buf), "%ld", in->num_processes);
+	rc |= add(it, NULL, 2, "-np", buf, NULL);
+	rc |= add(it, NULL, 1, "--allow-run-as-root", NULL, NULL);
+	rc |= add(it, NULL, 1, "--display-map", NULL, NULL);
+	rc |= add(it, NULL, 1, "--xml", NULL, NULL);
+	rc |= add(it, NULL, 1, "--output-proctable", NULL, NULL);
+	rc |= add_mca(it, "btl_tcp_if_include", in->iface);
+	rc |= add_mca(it, "oob_tcp_if_include", in->iface);
+	rc |= add_mca(it, "plm_rsh_no_tree_spawn", "1");
+	rc |= add(it, "bind-to", 2, "-bind-to", "none", NULL);
+	rc |= add(it, "map-by", 2, "-map-by", "slot", NULL);
+	rc |= add_mca(it, "pml", "ob1");
+	rc |= add_mca(it, "btl", "^openib");
+	rc |= add_mca(it, "orte_abort_on_non_zero_status", "1");
+	rc |= add_mca(it, "btl_vader_single_copy_mechanism", "none");
+	rc |= add_x(it, "NCCL_MIN_NRINGS=4");
+	snprintf(buf, sizeof(buf), "NCCL_SOCKET_IFNAME=%s", in->iface);
+	rc |= add_x(it, buf);
+	rc |= add_x(it, "NCCL_DEBUG=INFO");
+	rc |= add_x(it, "LD_LIBRARY_PATH");
+	rc |= add_x(it, "PATH");
+	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s", in->preload);
+	rc |= add_x(it, buf);
+	for (size_t i = 0; smt_mpiargv_aws_names[i]; i++)
+		if (env_get(in->envp, smt_mpiargv_aws_names[i]))
+			rc |= add_x(it, smt_mpiargv_aws_names[i]);
+	for (size_t i = 0; in->forward && in->forward[i]; i++)
+		rc |= add_x(it, in->forward[i]);
+	if (in_list(efa_types, in->instance_type)) {
+		rc |= add_x(it, "FI_PROVIDER=efa");
+		rc |= add_x(it, "NCCL_PROTO=simple");
+	}
+	if (in_list(efa_rdma_types, in->instance_type))
+		rc |= add_x(it, "FI_EFA_USE_DEVICE_RDMA=1");
+	if (in->hosts[0] && in->hosts[1]) {
+		/* mpirun splits this value into words itself. */
+		snprintf(buf, sizeof(buf), "%s exec-orted orted", in->smtctl);
+		rc |= add_mca(it, "orte_launch_agent", buf);
+	}
+	return rc ? -ENOMEM : 0;
+}
+
+/* Merge the custom words into IT: replacements in place, the rest appended. */
+static int custom(struct items *it, char **w, size_t n)
+{
+	char key[256];
+	struct item *item;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (strcmp(w[i], "--NCCL_DEBUG") == 0 && i + 1 < n) {
+			snprintf(key, sizeof(key), "NCCL_DEBUG=%s", w[++i]);
+			rc = replace_word(find(it, "x:NCCL_DEBUG"), 1, key);
+		} else if (strncmp(w[i], "--NCCL_DEBUG=", 13) == 0) {
+			snprintf(key, sizeof(key), "NCCL_DEBUG=%s", w[i] + 13);
+			rc = replace_word(find(it, "x:NCCL_DEBUG"), 1, key);
+		} else if ((strcmp(w[i], "-mca") == 0 || strcmp(w[i], "--mca") == 0) && i + 2 < n) {
+			snprintf(key, sizeof(key), "mca:%s", w[i + 1]);
+			if ((item = find(it, key)))
+				rc = replace_word(item, 2, w[i + 2]);
+			else
+				rc = add(it, NULL, 3, w[i], w[i + 1], w[i + 2]);
+			i += 2;
+		} else if (strcmp(w[i], "-x") == 0 && i + 1 < n) {
+			snprintf(key, sizeof(key), "x:%.*s", (int)strcspn(w[i + 1], "="), w[i + 1]);
+			if ((item = find(it, key)))
+				rc = replace_word(item, 1, w[i + 1]);
+			else
+				rc = add(it, NULL, 2, w[i], w[i + 1], NULL);
+			i++;
+		} else if ((strcmp(w[i], "-bind-to") == 0 || strcmp(w[i], "--bind-to") == 0 ||
+			    strcmp(w[i], "-map-by") == 0 || strcmp(w[i], "--map-by") == 0) &&
+			   i + 1 < n) {
+			item = find(it, w[i][1] == '-' ? w[i] + 2 : w[i] + 1);
+			rc = replace_word(item, 1, w[i + 1]);
+			i++;
+		} else {
+			rc = add(it, NULL, 1, w[i], NULL, NULL);
+		}
+	}
+	return rc;
+}
+
+static void items_free(struct items *it)
+{
+	for (size_t i = 0; i < it->n; i++) {
+		free(it->v[i].key);
+		for (int j = 0; j < 3; j++)
+			free(it->v[i].words[j]);
+	}
+	free(it->v);
+}
+
+int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err, size_t errlen)
+{
+	struct items it = { 0 };
+	char **words = NULL, **argv = NULL;
+	size_t nwords = 0, total = 0, k = 0;
+	int rc;
+
+	*argvp = NULL;
+	if ((rc = defaults(&it, in)) < 0)
+		goto out;
+	if (in->custom) {
+		rc = smt_shellwords_split(in->custom, &words, &nwords, err, errlen);
+		if (rc < 0)
+			goto out;
+		if ((rc = custom(&it, words, nwords)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < it.n; i++)
+		total += (size_t)it.v[i].n;
+	for (size_t i = 0; in->rank_argv[i]; i++)
+		total++;
+	rc = -ENOMEM;
+	argv = calloc(total + 1, sizeof(*argv));
+	if (!argv)
+		goto out;
+	for (size_t i = 0; i < it.n; i++)
+		for (int j = 0; j < it.v[i].n; j++) {
+			argv[k++] = it.v[i].words[j];
+			it.v[i].words[j] = NULL;
+		}
+	for (size_t i = 0; in->rank_argv[i]; i++)
+		if (!(argv[k++] = strdup(in->rank_argv[i])))
+			goto out;
+	*argvp = argv;
+	argv = NULL;
+	rc = 0;
+out:
+	smt_mpiargv_free(argv);
+	smt_shellwords_free(words);
+	items_free(&it);
+	return rc;
+}
+
+void smt_mpiargv_free(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **a = argv; *a; a++)
+		free(*a);
+	free(argv);
+}

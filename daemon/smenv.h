@@ -1,0 +1,39 @@
+/*
+ * smenv.h - the SM_* environment of a rank (SPEC §12), with the names and
+ * value formats of the sagemaker-training toolkit: strings as they are,
+ * every other value as compact JSON with sorted keys and ASCII escapes.
+ *
+ * The values are this host's own.  smt_smenv_host_specific() names the
+ * variables whose value differs from host to host (SM_CURRENT_HOST, ...):
+ * the leader must not forward those with mpirun -x, since every host's own
+ * smtd gives them to its orted and so to its ranks.
+ */
+#ifndef SMT_SMENV_H
+#define SMT_SMENV_H
+
+#include <jansson.h>
+
+#include "jobconfig.h"
+
+struct smt_smenv_in {
+	const char *root;
+	const char *code_dir;
+	const char *program;       /* user entry point; NULL with a -- COMMAND */
+	char *const *dist_hosts;   /* NULL-terminated */
+	const char *master;        /* the leader */
+	char *const *user_args;    /* the --key value list (SM_USER_ARGS) */
+	long num_gpus;
+	long num_cpus;
+};
+
+/* A new object NAME -> string value holding every SM_* variable. */
+int smt_smenv_build(const struct smt_jobconfig *cfg, const struct smt_smenv_in *in,
+		    json_t **vars);
+
+/* Nonzero for a variable whose value is this host's (not to be forwarded). */
+int smt_smenv_host_specific(const char *name);
+
+/* VALUE rendered as the toolkit renders an environment value (new string). */
+char *smt_smenv_value(json_t *value);
+
+#endif

@@ -1,0 +1,209 @@
+/* test_config.c - the job files: every rule of SPEC §3, from memory. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jobconfig.h"
+
+#define RCP "/r/input/config/resourceconfig.json"
+#define HPP "/r/input/config/hyperparameters.json"
+
+static struct smt_jobconfig *ok(const char *rc, const char *hp, const char *idc)
+{
+	struct smt_jobconfig *cfg = NULL;
+	char err[512] = "";
+	int r = smt_jobconfig_parse("/r", rc, rc ? strlen(rc) : 0, hp, hp ? strlen(hp) : 0, idc,
+				    idc ? strlen(idc) : 0, NULL, &cfg, err, sizeof(err));
+
+	if (r != 0)
+		fail_msg("unexpected error: %s", err);
+	return cfg;
+}
+
+static void bad(const char *rc, const char *hp, const char *msg)
+{
+	struct smt_jobconfig *cfg = NULL;
+	char err[512] = "";
+
+	assert_int_equal(smt_jobconfig_parse("/r", rc, rc ? strlen(rc) : 0, hp, hp ? strlen(hp) : 0,
+					     NULL, 0, NULL, &cfg, err, sizeof(err)), -EINVAL);
+	assert_null(cfg);
+	assert_string_equal(err, msg);
+}
+
+static void test_resource(void **state)
+{
+	struct smt_jobconfig *c;
+
+	(void)state;
+	c = ok("{\"current_host\":\"algo-2\",\"hosts\":[\"algo-1\",\"algo-2\"],"
+	       "\"current_group_name\":\"g\",\"current_instance_type\":\"ml.p4d.24xlarge\","
+	       "\"instance_groups\":[{\"instance_group_name\":\"g\",\"instance_type\":\"t\","
+	       "\"hosts\":[\"algo-2\"]}]}", NULL, NULL);
+	assert_string_equal(c->current_host, "algo-2");
+	assert_int_equal(c->nhosts, 2);
+	assert_string_equal(c->hosts[1], "algo-2");
+	assert_string_equal(c->iface, "eth0");
+	assert_int_equal(c->ngroups, 1);
+	assert_string_equal(c->groups[0].hosts[0], "algo-2");
+	assert_string_equal(c->current_instance_type, "ml.p4d.24xlarge");
+	assert_int_equal(c->mpi_enabled, -1);
+	smt_jobconfig_free(c);
+}
+
+static void test_absent_resource(void **state)
+{
+	struct smt_jobconfig *c = NULL;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(smt_jobconfig_parse("/r", NULL, 0, NULL, 0, NULL, 0, "node-7", &c, err,
+					     sizeof(err)), 0);
+	assert_int_equal(c->nhosts, 1);
+	assert_string_equal(c->current_host, "node-7");
+	assert_int_equal(c->rc_present, 0);
+	smt_jobconfig_free(c);
+}
+
+static void test_resource_errors(void **state)
+{
+	(void)state;
+	bad("", NULL, RCP ": line 1 column 0: not valid UTF-8 JSON: '[' or '{' expected near end of file; fix the file");
+	bad("[]", NULL, RCP ": the top level is an array, not a JSON object; write {...}");
+	bad("{\"hosts\":[1],\"current_host\":\"a\"}", NULL, RCP ": hosts[0]: 1 is not a string; write host names as strings");
+	bad("{\"hosts\":[\"a\"],\"current_host\":7}", NULL, RCP ": current_host: 7 is not in hosts; name this host, one of hosts");
+	bad("{\"hosts\":[\"a\"],\"current_host\":\"a\",\"network_interface_name\":\"eth0/1\"}", NULL,
+	    RCP ": network_interface_name: \"eth0/1\" is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name");
+	bad("{\"hosts\":[\"a\"],\"current_host\":\"a\",\"network_interface_name\":\"abcdefghijklmnop\"}", NULL,
+	    RCP ": network_interface_name: \"abcdefghijklmnop\" is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name");
+	bad("{\"hosts\":[\"a\"],\"current_host\":\"a\",\"current_group_name\":\"x\",\"instance_groups\":[{\"instance_group_name\":\"g\",\"hosts\":[\"a\"]}]}", NULL,
+	    RCP ": current_group_name: \"x\" is not one of instance_groups; fix the group name");
+	bad("{\"hosts\":[\"a\"],\"current_host\":\"a\",\"hosts\":[\"a\"]}", NULL,
+	    RCP ": line 1 column 41: not valid UTF-8 JSON: duplicate object key near '\"hosts\"'; fix the file");
+}
+
+static void test_hostnames(void **state)
+{
+	char name[300];
+
+	(void)state;
+	assert_true(smt_valid_hostname("algo-1"));
+	assert_true(smt_valid_hostname("ip-10-0-0-1.ec2.internal"));
+	assert_true(smt_valid_hostname("1host"));
+	assert_false(smt_valid_hostname(""));
+	assert_false(smt_valid_hostname("-a"));
+	assert_false(smt_valid_hostname("a-"));
+	assert_false(smt_valid_hostname("a..b"));
+	assert_false(smt_valid_hostname("a."));
+	assert_false(smt_valid_hostname("a_b"));
+	assert_false(smt_valid_hostname("a:1"));
+	memset(name, 'a', 63);
+	name[63] = '\0';
+	assert_true(smt_valid_hostname(name));
+	name[63] = 'a';
+	name[64] = '\0';
+	assert_false(smt_valid_hostname(name));
+	/* 253 characters in labels of 63 is valid; 254 is not. */
+	memset(name, 'a', 253);
+	for (int i = 63; i < 253; i += 64)
+		name[i] = '.';
+	name[253] = '\0';
+	assert_true(smt_valid_hostname(name));
+	name[253] = 'a';
+	name[254] = '\0';
+	assert_false(smt_valid_hostname(name));
+	assert_true(smt_valid_ifname("eth0"));
+	assert_true(smt_valid_ifname("ens5.100"));
+	assert_false(smt_valid_ifname("eth0 "));
+	assert_false(smt_valid_ifname("eth0:1"));
+	assert_false(smt_valid_ifname(""));
+}
+
+static void test_depth(void **state)
+{
+	(void)state;
+	assert_false(smt_json_too_deep("{\"a\":[[1]]}", 11, 3));
+	assert_true(smt_json_too_deep("{\"a\":[[[1]]]}", 13, 3));
+	/* Brackets inside strings do not count, nor escaped quotes. */
+	assert_false(smt_json_too_deep("{\"[[[[\\\"[[\":1}", 15, 1));
+}
+
+static void test_hyperparameters(void **state)
+{
+	struct smt_jobconfig *c;
+	const char *rc = "{\"hosts\":[\"a\",\"b\"],\"current_host\":\"a\"}";
+
+	(void)state;
+	c = ok(rc, "{\"sagemaker_program\":\"\\\"train.py\\\"\",\"sagemaker_mpi_enabled\":\"true\","
+		   "\"sagemaker_mpi_num_of_processes_per_host\":\"2\",\"sagemaker_mpi_num_processes\":3,"
+		   "\"lr\":\"0.5\",\"name\":\"plain text\",\"flag\":false}", NULL);
+	assert_string_equal(c->program, "train.py");
+	assert_int_equal(c->mpi_enabled, 1);
+	assert_int_equal(c->processes_per_host, 2);
+	assert_int_equal(c->num_processes, 3);
+	assert_true(json_real_value(json_object_get(c->user_hps, "lr")) == 0.5);
+	assert_string_equal(json_string_value(json_object_get(c->user_hps, "name")), "plain text");
+	assert_true(json_is_false(json_object_get(c->user_hps, "flag")));
+	assert_null(json_object_get(c->user_hps, "sagemaker_program"));
+	assert_non_null(json_object_get(c->framework_params, "sagemaker_program"));
+	smt_jobconfig_free(c);
+
+	bad(rc, "{\"sagemaker_mpi_num_of_processes_per_host\":\"0\"}",
+	    HPP ": sagemaker_mpi_num_of_processes_per_host: 0 is not a positive integer (1 to 1000000); fix the value");
+	bad(rc, "{\"sagemaker_mpi_num_processes\":\"abc\"}",
+	    HPP ": sagemaker_mpi_num_processes: \"abc\" is not a positive integer (1 to 1000000); fix the value");
+	bad(rc, "{\"sagemaker_mpi_enabled\":\"yes\"}",
+	    HPP ": sagemaker_mpi_enabled: \"yes\" is not true or false; fix the value");
+	bad(rc, "{\"sagemaker_program\":3}", HPP ": sagemaker_program: 3 is not a string; fix the value");
+	bad(rc, "{\"sagemaker_distribution_instance_groups\":[\"x\"]}",
+	    HPP ": sagemaker_distribution_instance_groups[0]: \"x\" is not one of the instance groups of " RCP "; fix the name");
+	bad(rc, "{\"a=b\":1}", HPP ": \"a=b\": a hyperparameter name must be non-empty and without '='; rename it");
+}
+
+static void test_hp_decode(void **state)
+{
+	json_t *in = json_string("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+	json_t *out = smt_hp_decode(in);
+
+	(void)state;
+	/* Too deep to decode: kept as the string. */
+	assert_ptr_equal(in, out);
+	json_decref(out);
+	json_decref(in);
+}
+
+static void test_channels(void **state)
+{
+	struct smt_jobconfig *c = NULL;
+	const char *rc = "{\"hosts\":[\"a\"],\"current_host\":\"a\"}";
+	const char *idc = "{\"../x\":{}}";
+	char err[256];
+
+	(void)state;
+	assert_int_equal(smt_jobconfig_parse("/r", rc, strlen(rc), NULL, 0, idc, strlen(idc), NULL,
+					     &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "/r/input/config/inputdataconfig.json: \"../x\": not a valid channel name (1 to 64 letters, digits, '.', '_', '-'); rename the channel");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resource),
+		cmocka_unit_test(test_absent_resource),
+		cmocka_unit_test(test_resource_errors),
+		cmocka_unit_test(test_hostnames),
+		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_hyperparameters),
+		cmocka_unit_test(test_hp_decode),
+		cmocka_unit_test(test_channels),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
