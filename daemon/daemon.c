@@ -220,6 +220,12 @@ static int launch(struct smt_daemon *d)
 	int rc;
 
 	set_state(d, SMT_STATE_LAUNCHING);
+	/* A job given as `-- COMMAND` needs no code directory. */
+	if (cwd && access(cwd, X_OK) < 0) {
+		smt_info("code directory %s: %s; the job runs in smtd's working directory", cwd,
+			 strerror(errno));
+		cwd = NULL;
+	}
 	/* Find a missing or non-executable rank program here, with a clear
 	 * reason, instead of in mpirun's output on every host. */
 	rc = smt_spawn_check_program(rank[0], envp, cwd);

@@ -1,0 +1,75 @@
+/*
+ * mpi_job - an MPI program for the supervision tests, built with mpicc by
+ * tests/helpers/build-mpi.sh.  One mode per run:
+ *   allreduce              every rank adds its rank; rank 0 prints the sum
+ *   exit R CODE            rank R exits with CODE after the others reached
+ *                          a barrier-free point; others wait in MPI_Barrier
+ *   segv R                 rank R dereferences NULL
+ *   abort R CODE           rank R calls MPI_Abort(CODE)
+ *   lines N                every rank prints N numbered lines on stdout
+ *   bytes FILE             rank 0 copies FILE to stdout byte for byte
+ *   hostname               every rank prints gethostname() and SM_CURRENT_HOST
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	int rank, size;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	const char *mode = argc > 1 ? argv[1] : "allreduce";
+
+	if (!strcmp(mode, "allreduce")) {
+		int sum = 0;
+		MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		printf("rank %d of %d: sum %d\n", rank, size, sum);
+	} else if (!strcmp(mode, "exit") && argc > 3) {
+		if (rank == atoi(argv[2])) {
+			fprintf(stderr, "rank %d giving up with code %s\n", rank, argv[3]);
+			fflush(stderr);
+			exit(atoi(argv[3]));
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	} else if (!strcmp(mode, "segv") && argc > 2) {
+		if (rank == atoi(argv[2])) {
+			volatile int *p = NULL;
+			*p = 1;
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	} else if (!strcmp(mode, "abort") && argc > 3) {
+		if (rank == atoi(argv[2])) {
+			fprintf(stderr, "rank %d aborting\n", rank);
+			MPI_Abort(MPI_COMM_WORLD, atoi(argv[3]));
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	} else if (!strcmp(mode, "lines") && argc > 2) {
+		long n = atol(argv[2]);
+		for (long i = 0; i < n; i++)
+			printf("rank %d line %08ld abcdefghijklmnopqrstuvwxyz\n", rank, i);
+	} else if (!strcmp(mode, "bytes") && argc > 2) {
+		if (rank == 0) {
+			FILE *f = fopen(argv[2], "rb");
+			char buf[65536];
+			size_t n;
+			while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+				fwrite(buf, 1, n, stdout);
+			if (f)
+				fclose(f);
+		}
+	} else if (!strcmp(mode, "hostname")) {
+		char name[256] = "";
+		gethostname(name, sizeof(name));
+		const char *sm = getenv("SM_CURRENT_HOST");
+		printf("rank %d gethostname=%s SM_CURRENT_HOST=%s\n", rank, name, sm ? sm : "(unset)");
+	}
+	fflush(stdout);
+	MPI_Finalize();
+	return 0;
+}
