@@ -15,6 +15,7 @@ tests_unit_test_api_server_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/test_api tests/unit/test_api_server \
 	tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
 	tests/integration/api_socket.sh tests/integration/api_load.sh
-EXTRA_DIST += tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
+EXTRA_DIST += tests/integration/api_lib.sh tests/fuzz/fuzz_http.seeds \
+	tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
 	tests/integration/api_socket.sh tests/integration/api_load.sh \
 	tests/fuzz/fuzz_http.c tests/fuzz/fuzz_http.sources
