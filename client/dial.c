@@ -108,7 +108,7 @@ static int pump_write(struct pump *p, int fd, int is_sock)
 int smtctl_dial_stdio(const char *path)
 {
 	struct pump up = { .len = 0 }, down = { .len = 0 };
-	int sock, r;
+	int sock = -1, r;
 
 	r = connect_unix(path, &sock);
 	if (r < 0)
