@@ -89,7 +89,7 @@ int smt_signal_parse(const char *text)
 		char *end;
 		errno = 0;
 		long n = strtol(text, &end, 10);
-		if (errno || *end != '\0' || n < 1 || n > 64)
+		if (errno || *end != '\0' || n < 1 || n > SMT_SIGNAL_MAX)
 			return -1;
 		return (int)n;
 	}

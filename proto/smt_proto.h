@@ -13,6 +13,8 @@
 
 /* Default control socket (SPEC §9), overridden by --socket / SMTD_SOCKET. */
 #define SMT_SOCKET_DEFAULT "/run/smtd/smtd.sock"
+/* The environment variable naming the socket, for smtd and smtctl alike. */
+#define SMT_ENV_SOCKET "SMTD_SOCKET"
 
 /* Request paths. */
 #define SMT_PATH_STATUS  "/v1/status"
@@ -31,6 +33,19 @@
 /* Limits of a request (SPEC §9). */
 #define SMT_MAX_HEADER_BYTES (8 * 1024)
 #define SMT_MAX_BODY_BYTES   (64 * 1024)
+
+/* Content types of the answers: JSON everywhere, Prometheus text on /metrics. */
+#define SMT_CONTENT_TYPE_JSON    "application/json"
+#define SMT_CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
+
+/* Query parameters of GET /v1/logs?tail=N&rank=R, and their bounds. */
+#define SMT_Q_TAIL "tail"
+#define SMT_Q_RANK "rank"
+#define SMT_LOGS_TAIL_DEFAULT 100
+#define SMT_LOGS_TAIL_MAX     100000
+
+/* The highest signal number POST /v1/kill accepts (smt_signal_parse too). */
+#define SMT_SIGNAL_MAX 64
 
 /* JSON field names of /v1/status and the other bodies. */
 #define SMT_F_ROLE         "role"
@@ -57,6 +72,8 @@
 #define SMT_F_STREAM       "stream"
 #define SMT_F_TEXT         "text"
 #define SMT_F_TIME         "time"
+/* {"status": "ok"|"unhealthy"} of /healthz, "ready"|"not ready" of /readyz. */
+#define SMT_F_STATUS       "status"
 
 enum smt_role {
 	SMT_ROLE_STANDALONE = 0,

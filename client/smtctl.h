@@ -1,0 +1,22 @@
+/*
+ * smtctl.h - the parts of smtctl shared between its files.
+ *
+ * Every function here prints its own one-line message on stderr and
+ * returns an smtctl exit code (enum smtctl_exit of smt_proto.h).
+ */
+#ifndef SMTCTL_H
+#define SMTCTL_H
+
+/*
+ * Join stdin and stdout to the Unix socket PATH: copy stdin to the socket
+ * and the socket to stdout until both directions have ended.  End of
+ * stdin half-closes the socket (shutdown SHUT_WR) so the daemon still
+ * answers; end of the socket closes stdout.  Used by the leader as
+ * `ssh HOST smtctl dial-stdio`.
+ */
+int smtctl_dial_stdio(const char *path);
+
+/* The message and exit code for a failed connect() to PATH with ERR. */
+int smtctl_connect_error(const char *path, int err);
+
+#endif

@@ -1,0 +1,637 @@
+/*
+ * api.c - the sockets of the control API: listeners, connections, timers.
+ *
+ * Parsing and answering are httpconn.c's; this file moves bytes between
+ * libuv streams and one smt_httpconn per client and decides when a client
+ * is dropped.  Each connection owns two handles (its stream and its idle
+ * timer) and is freed when both are closed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <arpa/inet.h>
+#include <grp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "httpconn.h"
+#include "log.h"
+#include "smt_proto.h"
+
+/* Stop reading a client whose answers pile up unread beyond this. */
+#define WRITE_QUEUE_HIGH (1024 * 1024)
+#define LISTEN_BACKLOG 128
+
+union stream {
+	uv_handle_t handle;
+	uv_stream_t stream;
+	uv_pipe_t pipe;
+	uv_tcp_t tcp;
+};
+
+struct listener {
+	union stream h;
+	struct smt_api *api;
+	int is_tcp;
+};
+
+struct conn {
+	union stream h;
+	uv_timer_t timer;
+	struct smt_api *api;
+	struct smt_httpconn *http;
+	struct conn *prev, *next;
+	int open_handles;
+	int closing;        /* uv_close called */
+	int close_after_writes;
+	int paused;         /* reading stopped until the writes drain */
+	unsigned writes;
+	char buf[16 * 1024];
+};
+
+struct write_req {
+	uv_write_t req;
+	struct conn *c;
+	char *data;
+};
+
+struct smt_api {
+	uv_loop_t *loop;
+	const struct smt_api_ops *ops;
+	void *ctx;
+	int uid;
+	unsigned idle_ms;
+	unsigned max_conns;
+	struct listener *unix_listener;
+	struct listener *tcp_listener;
+	char *unix_path;
+	dev_t unix_dev;
+	ino_t unix_ino;
+	struct conn *conns;
+	struct smt_api_stats stats;
+	unsigned live;  /* listeners and connections not yet closed */
+	int closing;
+	void (*done)(void *);
+	void *done_arg;
+};
+
+static void api_finish(struct smt_api *api)
+{
+	void (*done)(void *) = api->done;
+	void *arg = api->done_arg;
+
+	free(api->unix_path);
+	free(api);
+	if (done)
+		done(arg);
+}
+
+/* A listener or a connection is gone; the last one ends a closing server. */
+static void api_release(struct smt_api *api)
+{
+	api->live--;
+	if (api->closing && api->live == 0)
+		api_finish(api);
+}
+
+/* ---- connections ---- */
+
+static void on_conn_handle_closed(uv_handle_t *h)
+{
+	struct conn *c = h->data;
+
+	if (--c->open_handles > 0)
+		return;
+	struct smt_api *api = c->api;
+	smt_httpconn_free(c->http);
+	free(c);
+	api_release(api);
+}
+
+static void conn_close(struct conn *c)
+{
+	struct smt_api *api = c->api;
+
+	if (c->closing)
+		return;
+	c->closing = 1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		api->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	api->stats.connections--;
+	uv_close(&c->h.handle, on_conn_handle_closed);
+	uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+}
+
+static void on_idle_timeout(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	c->api->stats.timeouts++;
+	smt_info("control API: dropping a client that completed no request in %u ms",
+		 c->api->idle_ms);
+	conn_close(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct conn *c = h->data;
+
+	*buf = uv_buf_init(c->buf, sizeof c->buf);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void on_write(uv_write_t *req, int status)
+{
+	struct write_req *w = (struct write_req *)req;
+	struct conn *c = w->c;
+
+	free(w->data);
+	free(w);
+	c->writes--;
+	if (c->closing)
+		return;
+	if (status < 0) {
+		/* The client went away in the middle of an answer: nothing to do. */
+		smt_debug("control API: client gone while answering: %s", uv_strerror(status));
+		conn_close(c);
+		return;
+	}
+	if (c->close_after_writes && c->writes == 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->paused && uv_stream_get_write_queue_size(&c->h.stream) < WRITE_QUEUE_HIGH / 2) {
+		c->paused = 0;
+		if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0)
+			conn_close(c);
+	}
+}
+
+/* Send what the parser produced; close when it says so. */
+static void conn_flush(struct conn *c)
+{
+	char *data;
+	size_t len = smt_httpconn_take_output(c->http, &data);
+
+	if (len > 0) {
+		struct write_req *w = malloc(sizeof *w);
+		if (!w) {
+			free(data);
+			conn_close(c);
+			return;
+		}
+		w->c = c;
+		w->data = data;
+		uv_buf_t b = uv_buf_init(data, (unsigned)len);
+		int r = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
+		if (r < 0) {
+			free(data);
+			free(w);
+			conn_close(c);
+			return;
+		}
+		c->writes++;
+	}
+	if (smt_httpconn_closing(c->http)) {
+		const char *why = smt_httpconn_error(c->http);
+		if (why)
+			smt_info("control API: closing a client connection: %s", why);
+		uv_read_stop(&c->h.stream);
+		c->close_after_writes = 1;
+		if (c->writes == 0)
+			conn_close(c);
+		return;
+	}
+	if (uv_stream_get_write_queue_size(&c->h.stream) > WRITE_QUEUE_HIGH) {
+		c->paused = 1;
+		uv_read_stop(&c->h.stream);
+	}
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = s->data;
+
+	if (nread == 0 || c->closing)
+		return;
+	if (nread < 0) {
+		/* At EOF the answers already queued are still delivered. */
+		uv_read_stop(s);
+		c->close_after_writes = 1;
+		if (nread != UV_EOF || c->writes == 0)
+			conn_close(c);
+		return;
+	}
+	int r = smt_httpconn_feed(c->http, buf->base, (size_t)nread);
+	if (r < 0) {
+		smt_warn("control API: closing a client connection: %s", strerror(-r));
+		conn_close(c);
+		return;
+	}
+	/* Only a complete request buys time: trickling bytes does not. */
+	if (r > 0)
+		uv_timer_start(&c->timer, on_idle_timeout, c->api->idle_ms, 0);
+	conn_flush(c);
+}
+
+#define TOO_MANY_BODY "{\"" SMT_F_ERROR "\":\"too many connections\"}\n"
+_Static_assert(sizeof TOO_MANY_BODY - 1 == 33, "fix the Content-Length below");
+static const char too_many[] =
+	"HTTP/1.1 503 Service Unavailable\r\n"
+	"Content-Type: " SMT_CONTENT_TYPE_JSON "\r\n"
+	"Content-Length: 33\r\n"
+	"Connection: close\r\n"
+	"\r\n"
+	TOO_MANY_BODY;
+
+static int peer_uid(struct conn *c, int is_tcp)
+{
+	uv_os_fd_t fd;
+	struct ucred cred;
+	socklen_t len = sizeof cred;
+
+	if (is_tcp || uv_fileno(&c->h.handle, &fd) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -1;
+	return (int)cred.uid;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+	struct listener *l = server->data;
+	struct smt_api *api = l->api;
+
+	if (status < 0) {
+		smt_warn("control API: accepting a connection failed: %s", uv_strerror(status));
+		return;
+	}
+	struct conn *c = calloc(1, sizeof *c);
+	if (!c) {
+		smt_warn("control API: out of memory accepting a connection");
+		return;
+	}
+	c->api = api;
+	int r = l->is_tcp ? uv_tcp_init(api->loop, &c->h.tcp) : uv_pipe_init(api->loop, &c->h.pipe, 0);
+	if (r < 0) {
+		free(c);
+		return;
+	}
+	uv_timer_init(api->loop, &c->timer);
+	c->h.handle.data = c;
+	c->timer.data = c;
+	c->open_handles = 2;
+	api->live++;
+	api->stats.connections++;
+	c->next = api->conns;
+	if (c->next)
+		c->next->prev = c;
+	api->conns = c;
+
+	r = uv_accept(server, &c->h.stream);
+	if (r < 0) {
+		conn_close(c);
+		return;
+	}
+	api->stats.accepted++;
+	if (api->stats.connections > api->max_conns || api->closing) {
+		uv_buf_t b = uv_buf_init((char *)too_many, sizeof too_many - 1);
+		api->stats.rejected++;
+		smt_warn("control API: refusing a connection: %u are open already", api->max_conns);
+		uv_try_write(&c->h.stream, &b, 1);
+		conn_close(c);
+		return;
+	}
+	struct smt_httpconn_peer peer = {
+		.uid = peer_uid(c, l->is_tcp),
+		.daemon_uid = api->uid,
+		.read_only = l->is_tcp,
+	};
+	if (smt_httpconn_new(api->ops, api->ctx, &peer, &api->stats, &c->http) < 0 ||
+	    uv_timer_start(&c->timer, on_idle_timeout, api->idle_ms, 0) < 0 ||
+	    uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
+		smt_warn("control API: could not set up a client connection");
+		conn_close(c);
+	}
+}
+
+/* ---- listeners ---- */
+
+static void on_listener_closed(uv_handle_t *h)
+{
+	struct listener *l = h->data;
+	struct smt_api *api = l->api;
+
+	free(l);
+	api_release(api);
+}
+
+static struct listener *listener_new(struct smt_api *api, int is_tcp)
+{
+	struct listener *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	l->api = api;
+	l->is_tcp = is_tcp;
+	int r = is_tcp ? uv_tcp_init(api->loop, &l->h.tcp) : uv_pipe_init(api->loop, &l->h.pipe, 0);
+	if (r < 0) {
+		free(l);
+		return NULL;
+	}
+	l->h.handle.data = l;
+	api->live++;
+	return l;
+}
+
+static void listener_close(struct listener *l)
+{
+	uv_close(&l->h.handle, on_listener_closed);
+}
+
+/* Create the missing directories above PATH, each with mode 0755. */
+static int make_parents(const char *path)
+{
+	char *dir = strdup(path);
+	int ret = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(dir, 0755) == 0) {
+			/* The umask must not make it unreachable for the socket group. */
+			chmod(dir, 0755);
+		} else if (errno != EEXIST) {
+			ret = -errno;
+			smt_error("control socket %s: cannot create directory %s: %s",
+				  path, dir, strerror(errno));
+			break;
+		}
+		*p = '/';
+	}
+	free(dir);
+	return ret;
+}
+
+/*
+ * Is somebody answering on PATH?  -EADDRINUSE when yes; a stale socket
+ * file is removed; anything but a socket is left alone (-EEXIST).
+ */
+static int probe_socket(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		smt_error("control socket %s: the path exists and is not a socket; not removing it",
+			  path);
+		return -EEXIST;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int r = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
+	int err = errno;
+	close(fd);
+	if (r == 0) {
+		smt_error("control socket %s: another daemon is already answering there "
+			  "(is smtd already running?)", path);
+		return -EADDRINUSE;
+	}
+	if (err != ECONNREFUSED) {
+		smt_error("control socket %s: cannot check it: %s", path, strerror(err));
+		return -err;
+	}
+	smt_info("control socket %s: removing a stale socket file", path);
+	if (unlink(path) < 0 && errno != ENOENT) {
+		err = errno;
+		smt_error("control socket %s: cannot remove the stale socket: %s", path, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+static int lookup_group(const char *group, gid_t *gid)
+{
+	struct group gr, *res = NULL;
+	char buf[4096];
+
+	int r = getgrnam_r(group, &gr, buf, sizeof buf, &res);
+	if (r != 0 || !res)
+		return r ? -r : -ENOENT;
+	*gid = gr.gr_gid;
+	return 0;
+}
+
+int smt_api_listen_unix(struct smt_api *api, const char *path, const char *group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct listener *l = NULL;
+	gid_t gid = (gid_t)-1;
+	int fd = -1, bound = 0, r;
+	struct stat st;
+
+	if (api->unix_listener || api->closing)
+		return -EBUSY;
+	if (strlen(path) >= sizeof sa.sun_path) {
+		smt_error("control socket %s: the path is too long (at most %zu bytes)",
+			  path, sizeof sa.sun_path - 1);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	if (group && (r = lookup_group(group, &gid)) < 0) {
+		smt_error("control socket %s: unknown group '%s'", path, group);
+		return r;
+	}
+	if ((r = make_parents(path)) < 0 || (r = probe_socket(path, &sa)) < 0)
+		return r;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* The file is never, even for a moment, open to everybody. */
+	mode_t old = umask(0117);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	int err = errno;
+	umask(old);
+	if (r < 0) {
+		r = -err;
+		goto out;
+	}
+	bound = 1;
+	if (chmod(path, 0660) < 0 || (group && chown(path, (uid_t)-1, gid) < 0) ||
+	    stat(path, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	l = listener_new(api, 0);
+	if (!l) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = uv_pipe_open(&l->h.pipe, fd)) < 0)
+		goto out;
+	fd = -1;  /* the pipe owns it now */
+	if ((r = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection)) < 0)
+		goto out;
+	if (!(api->unix_path = strdup(path))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	api->unix_dev = st.st_dev;
+	api->unix_ino = st.st_ino;
+	api->unix_listener = l;
+	return 0;
+out:
+	smt_error("control socket %s: cannot listen: %s", path, strerror(-r));
+	if (l)
+		listener_close(l);
+	if (fd >= 0)
+		close(fd);
+	if (bound)
+		unlink(path);
+	return r;
+}
+
+static int parse_addr_port(const char *text, struct sockaddr_storage *ss)
+{
+	char host[64];
+	const char *port;
+	size_t hlen;
+
+	if (text[0] == '[') {
+		const char *end = strchr(text, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		hlen = (size_t)(end - text - 1);
+		if (hlen >= sizeof host)
+			return -EINVAL;
+		memcpy(host, text + 1, hlen);
+		port = end + 2;
+	} else {
+		const char *colon = strrchr(text, ':');
+		if (!colon)
+			return -EINVAL;
+		hlen = (size_t)(colon - text);
+		if (hlen >= sizeof host)
+			return -EINVAL;
+		memcpy(host, text, hlen);
+		port = colon + 1;
+	}
+	host[hlen] = '\0';
+	if (!*port || strlen(port) > 5 || strspn(port, "0123456789") != strlen(port))
+		return -EINVAL;
+	int p = atoi(port);
+	if (p > 65535)
+		return -EINVAL;
+	if (!host[0])
+		strcpy(host, "0.0.0.0");
+	if (uv_ip4_addr(host, p, (struct sockaddr_in *)ss) == 0)
+		return 0;
+	if (uv_ip6_addr(host, p, (struct sockaddr_in6 *)ss) == 0)
+		return 0;
+	return -EINVAL;
+}
+
+int smt_api_listen_tcp(struct smt_api *api, const char *addr_port)
+{
+	struct sockaddr_storage ss;
+	int r;
+
+	if (api->tcp_listener || api->closing)
+		return -EBUSY;
+	memset(&ss, 0, sizeof ss);
+	if (parse_addr_port(addr_port, &ss) < 0) {
+		smt_error("health listener '%s': expected ADDR:PORT, [ADDR6]:PORT or :PORT",
+			  addr_port);
+		return -EINVAL;
+	}
+	struct listener *l = listener_new(api, 1);
+	if (!l)
+		return -ENOMEM;
+	if ((r = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, 0)) < 0 ||
+	    (r = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection)) < 0) {
+		smt_error("health listener %s: cannot listen: %s", addr_port, uv_strerror(r));
+		listener_close(l);
+		return r;
+	}
+	api->tcp_listener = l;
+	return 0;
+}
+
+int smt_api_tcp_port(const struct smt_api *api)
+{
+	struct sockaddr_storage ss;
+	int len = sizeof ss;
+
+	if (!api->tcp_listener ||
+	    uv_tcp_getsockname(&api->tcp_listener->h.tcp, (struct sockaddr *)&ss, &len) < 0)
+		return -ENOENT;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+unsigned smt_api_connections(const struct smt_api *api)
+{
+	return (unsigned)api->stats.connections;
+}
+
+int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
+		struct smt_api **out)
+{
+	struct smt_api *api = calloc(1, sizeof *api);
+	if (!api)
+		return -ENOMEM;
+	api->loop = loop;
+	api->ops = ops;
+	api->ctx = ctx;
+	api->uid = (int)getuid();
+	api->idle_ms = SMT_API_IDLE_TIMEOUT_MS;
+	api->max_conns = SMT_API_MAX_CONNECTIONS;
+	*out = api;
+	return 0;
+}
+
+void smt_api_set_limits(struct smt_api *api, unsigned idle_timeout_ms,
+			unsigned max_connections)
+{
+	if (idle_timeout_ms)
+		api->idle_ms = idle_timeout_ms;
+	if (max_connections)
+		api->max_conns = max_connections;
+}
+
+void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
+{
+	struct stat st;
+
+	api->closing = 1;
+	api->done = done;
+	api->done_arg = arg;
+	/* Remove the file only while it is still ours, not a successor's. */
+	if (api->unix_path && stat(api->unix_path, &st) == 0 &&
+	    st.st_dev == api->unix_dev && st.st_ino == api->unix_ino)
+		unlink(api->unix_path);
+	if (api->unix_listener)
+		listener_close(api->unix_listener);
+	if (api->tcp_listener)
+		listener_close(api->tcp_listener);
+	api->unix_listener = api->tcp_listener = NULL;
+	while (api->conns)
+		conn_close(api->conns);
+	if (api->live == 0)
+		api_finish(api);
+}

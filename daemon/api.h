@@ -1,0 +1,118 @@
+/*
+ * api.h - the control API of SPEC §9: HTTP/1.1 with JSON bodies, served on
+ * the daemon's libuv loop over a Unix socket and, optionally, read-only
+ * over TCP for health probes.
+ *
+ * The server knows nothing of jobs: what it answers comes from a small
+ * table of callbacks (struct smt_api_ops), all called synchronously on the
+ * loop, so a callback may read and change the daemon's state freely.
+ * A request is answered as soon as it is complete; pipelined requests are
+ * answered in order.
+ *
+ * Robustness: headers over SMT_MAX_HEADER_BYTES get 431, a body over
+ * SMT_MAX_BODY_BYTES 413, a malformed request 400; all three close the
+ * connection.  A client that does not complete a request within the idle
+ * timeout (default SMT_API_IDLE_TIMEOUT_MS; trickling bytes does not extend
+ * it) is dropped, and beyond SMT_API_MAX_CONNECTIONS open connections a
+ * new one gets a 503 and is closed at once.  Nothing a client does makes
+ * any of these functions fail or blocks the loop.
+ *
+ * Writing to a client that went away raises SIGPIPE: the process must
+ * ignore SIGPIPE (smtd does) before the loop runs.
+ */
+#ifndef SMT_API_H
+#define SMT_API_H
+
+#include <jansson.h>
+#include <uv.h>
+
+/* A connection that completes no request for this long is dropped. */
+#define SMT_API_IDLE_TIMEOUT_MS 10000
+/* Open connections beyond this many are refused (503, then closed). */
+#define SMT_API_MAX_CONNECTIONS 64
+
+struct smt_api;
+
+/*
+ * What the server asks the daemon.  Every callback may be NULL: the
+ * endpoint then answers 501.  CTX is the pointer given to smt_api_new.
+ */
+struct smt_api_ops {
+	/* GET /v1/status: the state object (a new reference), NULL on error (500). */
+	json_t *(*status)(void *ctx);
+	/* GET /healthz, GET /readyz: nonzero for 200, zero for 503. */
+	int (*healthy)(void *ctx);
+	int (*ready)(void *ctx);
+	/* POST /v1/kill: forward SIGNO to the job; 0 (202), -ESRCH when
+	 * there is no job to signal (409), another -errno (500). */
+	int (*kill)(void *ctx, int signo);
+	/* GET /v1/logs: the last TAIL kept lines of RANK (-1: all ranks) as
+	 * {"lines": [...]} (a new reference), NULL on error (500). */
+	json_t *(*logs)(void *ctx, long tail, long rank);
+	/* GET /metrics: Prometheus text (version 0.0.4), malloc'ed; the
+	 * server frees it and appends its own smtd_api_* metrics. */
+	char *(*metrics)(void *ctx);
+	/*
+	 * Every other POST path of the daemons' own protocol (SMT_PATH_RESULT,
+	 * SMT_PATH_LAUNCH, SMT_PATH_ORTED).  BODY is the parsed JSON body or
+	 * NULL when it was empty; PEER_UID is the client's SO_PEERCRED uid
+	 * (already checked to be 0 or the daemon's).  Returns the HTTP status;
+	 * *REPLY may be set to a JSON body (a new reference).  A status of 404
+	 * with no reply says the path is unknown.
+	 */
+	int (*post)(void *ctx, const char *path, json_t *body, int peer_uid,
+		    json_t **reply);
+};
+
+/*
+ * A server on LOOP with no listener yet.  OPS must outlive the server.
+ * Returns 0 or -ENOMEM.
+ */
+int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
+		struct smt_api **out);
+
+/*
+ * Change the idle timeout and the connection limit (tests use short
+ * ones).  Applies to connections accepted afterwards.  Zero keeps the
+ * current value.
+ */
+void smt_api_set_limits(struct smt_api *api, unsigned idle_timeout_ms,
+			unsigned max_connections);
+
+/*
+ * Listen on the Unix socket PATH, as a careful daemon does: when a server
+ * already answers there, return -EADDRINUSE (and log it) without touching
+ * the file; remove a stale socket file (but never a file that is not a
+ * socket: -EEXIST); create missing parent directories with mode 0755; bind
+ * under umask 0117, then make the socket 0660 and, when GROUP is not NULL,
+ * give it that group (-ENOENT for an unknown group).  The descriptor is
+ * close-on-exec.  Every error is logged with the path and the reason.
+ * Requests that change anything are accepted only from SO_PEERCRED uid 0
+ * or the daemon's own uid.  The socket file is removed by smt_api_close.
+ */
+int smt_api_listen_unix(struct smt_api *api, const char *path,
+			const char *group);
+
+/*
+ * Listen on TCP ADDR_PORT ("127.0.0.1:8080", "[::1]:8080", ":8080" for
+ * every address; port 0 picks a free one) for the read-only requests:
+ * GET of status, healthz, readyz, logs and metrics.  Every POST gets 403.
+ * Returns 0, -EINVAL for a malformed address or a libuv error.
+ */
+int smt_api_listen_tcp(struct smt_api *api, const char *addr_port);
+
+/* The port of the TCP listener, or -ENOENT when there is none. */
+int smt_api_tcp_port(const struct smt_api *api);
+
+/* The number of open client connections. */
+unsigned smt_api_connections(const struct smt_api *api);
+
+/*
+ * Close every listener and connection, remove the Unix socket file and
+ * free the server.  DONE(ARG), when not NULL, runs once the last handle
+ * is closed (from a close callback, or before smt_api_close returns when
+ * no handle was open); the loop then holds no handle of the server.
+ */
+void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg);
+
+#endif

@@ -1,0 +1,605 @@
+/* test_api.c - one control API connection fed with bytes (httpconn.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "httpconn.h"
+#include "smt_proto.h"
+
+struct fake {
+	int healthy, ready, has_job;
+	int kills, last_signo;
+	long last_tail, last_rank;
+	int posts, post_uid;
+	char post_path[64];
+	char post_body[256];
+};
+
+static json_t *f_status(void *ctx)
+{
+	return json_pack("{ss ss}", SMT_F_ROLE, "leader", SMT_F_STATE, "running");
+}
+
+static int f_healthy(void *ctx) { return ((struct fake *)ctx)->healthy; }
+static int f_ready(void *ctx) { return ((struct fake *)ctx)->ready; }
+
+static int f_kill(void *ctx, int signo)
+{
+	struct fake *f = ctx;
+
+	if (!f->has_job)
+		return -ESRCH;
+	f->kills++;
+	f->last_signo = signo;
+	return 0;
+}
+
+static json_t *f_logs(void *ctx, long tail, long rank)
+{
+	struct fake *f = ctx;
+
+	f->last_tail = tail;
+	f->last_rank = rank;
+	return json_pack("{s[s]}", SMT_F_LINES, "hello");
+}
+
+static char *f_metrics(void *ctx)
+{
+	return strdup("# TYPE smtd_up gauge\nsmtd_up 1");
+}
+
+static int f_post(void *ctx, const char *path, json_t *body, int uid, json_t **reply)
+{
+	struct fake *f = ctx;
+
+	if (strcmp(path, SMT_PATH_RESULT) != 0)
+		return 404;
+	f->posts++;
+	f->post_uid = uid;
+	snprintf(f->post_path, sizeof f->post_path, "%s", path);
+	char *t = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	snprintf(f->post_body, sizeof f->post_body, "%s", t ? t : "-");
+	free(t);
+	*reply = json_pack("{sb}", "ok", 1);
+	return 200;
+}
+
+static const struct smt_api_ops ops = {
+	.status = f_status, .healthy = f_healthy, .ready = f_ready, .kill = f_kill,
+	.logs = f_logs, .metrics = f_metrics, .post = f_post,
+};
+
+struct t {
+	struct fake f;
+	struct smt_api_stats stats;
+	struct smt_httpconn *c;
+	char *out;
+};
+
+static struct t *setup_peer(int uid, int read_only)
+{
+	struct t *t = calloc(1, sizeof *t);
+	struct smt_httpconn_peer peer = { .uid = uid, .daemon_uid = 1234, .read_only = read_only };
+
+	assert_non_null(t);
+	t->f.healthy = t->f.ready = t->f.has_job = 1;
+	assert_int_equal(smt_httpconn_new(&ops, &t->f, &peer, &t->stats, &t->c), 0);
+	return t;
+}
+
+static int setup(void **state)
+{
+	*state = setup_peer(0, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct t *t = *state;
+
+	smt_httpconn_free(t->c);
+	free(t->out);
+	free(t);
+	return 0;
+}
+
+/* Feed TEXT; returns the requests completed and leaves the output in t->out. */
+static int feed(struct t *t, const char *text, size_t len)
+{
+	char *buf;
+
+	int n = smt_httpconn_feed(t->c, text, len);
+	size_t olen = smt_httpconn_take_output(t->c, &buf);
+	free(t->out);
+	t->out = malloc(olen + 1);
+	assert_non_null(t->out);
+	if (olen)
+		memcpy(t->out, buf, olen);
+	t->out[olen] = '\0';
+	free(buf);
+	return n;
+}
+
+static int feeds(struct t *t, const char *text)
+{
+	return feed(t, text, strlen(text));
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("'%s' not found in:\n%s", needle, hay);
+}
+
+static void assert_status(struct t *t, int status)
+{
+	char line[64];
+
+	snprintf(line, sizeof line, "HTTP/1.1 %d ", status);
+	if (strncmp(t->out, line, strlen(line)) != 0)
+		fail_msg("expected status %d, got:\n%s", status, t->out);
+}
+
+static const char *body_of(struct t *t)
+{
+	const char *b = strstr(t->out, "\r\n\r\n");
+	assert_non_null(b);
+	return b + 4;
+}
+
+static void test_status(void **state)
+{
+	struct t *t = *state;
+
+	assert_int_equal(feeds(t, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n"), 1);
+	assert_status(t, 200);
+	assert_has(t->out, "Content-Type: application/json\r\n");
+	const char *body = body_of(t);
+	char cl[64];
+	snprintf(cl, sizeof cl, "Content-Length: %zu\r\n", strlen(body));
+	assert_has(t->out, cl);
+	assert_string_equal(body, "{\"role\":\"leader\",\"state\":\"running\"}\n");
+	assert_false(smt_httpconn_closing(t->c));
+	assert_int_equal(t->stats.requests, 1);
+}
+
+static void test_health_ready(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "GET /healthz HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_string_equal(body_of(t), "{\"status\":\"ok\"}\n");
+	feeds(t, "GET /readyz HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_string_equal(body_of(t), "{\"status\":\"ready\"}\n");
+	t->f.healthy = t->f.ready = 0;
+	feeds(t, "GET /healthz HTTP/1.1\r\n\r\n");
+	assert_status(t, 503);
+	assert_string_equal(body_of(t), "{\"status\":\"unhealthy\"}\n");
+	feeds(t, "GET /readyz HTTP/1.1\r\n\r\n");
+	assert_status(t, 503);
+	assert_string_equal(body_of(t), "{\"status\":\"not ready\"}\n");
+}
+
+static void post(struct t *t, const char *path, const char *body)
+{
+	char req[1024];
+
+	snprintf(req, sizeof req, "POST %s HTTP/1.1\r\nContent-Length: %zu\r\n\r\n%s",
+		 path, strlen(body), body);
+	feeds(t, req);
+}
+
+static void test_kill(void **state)
+{
+	struct t *t = *state;
+	static const struct { const char *body; int signo; } ok[] = {
+		{ "", SIGTERM }, { "{}", SIGTERM }, { "{\"signal\":\"KILL\"}", SIGKILL },
+		{ "{\"signal\":\"sigusr1\"}", SIGUSR1 }, { "{\"signal\":2}", SIGINT },
+		{ "{\"signal\":\"15\"}", SIGTERM }, { "{\"signal\":40}", 40 },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		post(t, SMT_PATH_KILL, ok[i].body);
+		assert_status(t, 202);
+		assert_int_equal(t->f.last_signo, ok[i].signo);
+	}
+	assert_int_equal(t->f.kills, 7);
+	post(t, SMT_PATH_KILL, "{\"signal\":\"HUP\"}");
+	assert_string_equal(body_of(t), "{\"signal\":\"HUP\"}\n");
+
+	static const char *const bad[] = {
+		"{\"signal\":\"FOO\"}", "{\"signal\":0}", "{\"signal\":65}", "{\"signal\":-9}",
+		"{\"signal\":null}", "{\"signal\":[]}", "[]", "\"TERM\"", "not json",
+		"{\"signal\":\"TERM\",\"signal\":\"KILL\"}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		post(t, SMT_PATH_KILL, bad[i]);
+		assert_status(t, 400);
+		assert_has(body_of(t), "{\"error\":");
+	}
+	assert_int_equal(t->f.kills, 8);
+	assert_false(smt_httpconn_closing(t->c));
+
+	t->f.has_job = 0;
+	post(t, SMT_PATH_KILL, "");
+	assert_status(t, 409);
+	assert_has(body_of(t), "there is no job to signal");
+}
+
+static void test_kill_denied(void **state)
+{
+	struct t *t = setup_peer(1000, 0);
+
+	post(t, SMT_PATH_KILL, "{\"signal\":\"KILL\"}");
+	assert_status(t, 403);
+	assert_string_equal(body_of(t), "{\"error\":\"permission denied: uid 1000 may not "
+			    "change the job (only root or uid 1234)\"}\n");
+	assert_int_equal(t->f.kills, 0);
+	post(t, SMT_PATH_RESULT, "{}");
+	assert_status(t, 403);
+	assert_int_equal(t->f.posts, 0);
+	/* Reading stays open to every peer. */
+	feeds(t, "GET /v1/status HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	*state = t;
+	teardown(state);
+
+	/* The daemon's own uid may. */
+	t = setup_peer(1234, 0);
+	post(t, SMT_PATH_KILL, "");
+	assert_status(t, 202);
+	*state = t;
+	teardown(state);
+	*state = NULL;
+}
+
+static void test_read_only(void **state)
+{
+	struct t *t = setup_peer(-1, 1);
+
+	post(t, SMT_PATH_KILL, "");
+	assert_status(t, 403);
+	assert_has(body_of(t), "read-only");
+	post(t, SMT_PATH_RESULT, "{}");
+	assert_status(t, 403);
+	post(t, "/v1/other", "{}");
+	assert_status(t, 404);
+	assert_int_equal(t->f.kills + t->f.posts, 0);
+	static const char *const paths[] = { SMT_PATH_STATUS, SMT_PATH_HEALTHZ, SMT_PATH_READYZ,
+					     SMT_PATH_LOGS, SMT_PATH_METRICS };
+	for (size_t i = 0; i < 5; i++) {
+		char req[128];
+		snprintf(req, sizeof req, "GET %s HTTP/1.1\r\n\r\n", paths[i]);
+		feeds(t, req);
+		assert_status(t, 200);
+	}
+	*state = t;
+	teardown(state);
+	*state = NULL;
+}
+
+static void test_logs(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "GET /v1/logs HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_string_equal(body_of(t), "{\"lines\":[\"hello\"]}\n");
+	assert_int_equal(t->f.last_tail, SMT_LOGS_TAIL_DEFAULT);
+	assert_int_equal(t->f.last_rank, -1);
+	feeds(t, "GET /v1/logs?tail=5&rank=3 HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_int_equal(t->f.last_tail, 5);
+	assert_int_equal(t->f.last_rank, 3);
+	feeds(t, "GET /v1/logs?tail=0 HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_int_equal(t->f.last_tail, 0);
+
+	static const char *const bad[] = {
+		"tail=abc", "tail=", "tail=-1", "tail=100001", "tail=99999999999", "rank=-1",
+		"rank=x", "tail=1&foo=2", "tail=1%30", "rank",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char req[128];
+		snprintf(req, sizeof req, "GET /v1/logs?%s HTTP/1.1\r\n\r\n", bad[i]);
+		feeds(t, req);
+		assert_status(t, 400);
+	}
+	feeds(t, "GET /v1/logs?tail=1&foo=2 HTTP/1.1\r\n\r\n");
+	assert_string_equal(body_of(t), "{\"error\":\"unknown query parameter 'foo' "
+			    "(expected tail, rank)\"}\n");
+	assert_false(smt_httpconn_closing(t->c));
+}
+
+static void test_metrics(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "GET /metrics HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_has(t->out, "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n");
+	assert_has(body_of(t), "smtd_up 1\n# HELP smtd_api_connections ");
+	assert_has(body_of(t), "\nsmtd_api_requests_total 0\n");
+	feeds(t, "GET /metrics HTTP/1.1\r\n\r\n");
+	assert_has(body_of(t), "\nsmtd_api_requests_total 1\n");
+}
+
+static void test_not_found_and_method(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "GET /nope HTTP/1.1\r\n\r\n");
+	assert_status(t, 404);
+	assert_string_equal(body_of(t), "{\"error\":\"no such path: /nope\"}\n");
+	feeds(t, "GET /v1/status/ HTTP/1.1\r\n\r\n");
+	assert_status(t, 404);
+	post(t, "/v1/unknown", "{}");
+	assert_status(t, 404);
+	post(t, "/other", "{}");
+	assert_status(t, 404);
+
+	post(t, SMT_PATH_STATUS, "{}");
+	assert_status(t, 405);
+	assert_has(t->out, "Allow: GET, HEAD\r\n");
+	feeds(t, "DELETE /healthz HTTP/1.1\r\n\r\n");
+	assert_status(t, 405);
+	feeds(t, "GET /v1/kill HTTP/1.1\r\n\r\n");
+	assert_status(t, 405);
+	assert_has(t->out, "Allow: POST\r\n");
+	feeds(t, "GET /v1/result HTTP/1.1\r\n\r\n");
+	assert_status(t, 405);
+	assert_false(smt_httpconn_closing(t->c));
+	assert_int_equal(t->stats.bad_requests, 8);
+}
+
+static void test_post_generic(void **state)
+{
+	struct t *t = *state;
+
+	post(t, SMT_PATH_RESULT, "{\"exit_code\":1}");
+	assert_status(t, 200);
+	assert_string_equal(body_of(t), "{\"ok\":true}\n");
+	assert_string_equal(t->f.post_body, "{\"exit_code\":1}");
+	assert_int_equal(t->f.post_uid, 0);
+	post(t, SMT_PATH_RESULT, "");
+	assert_status(t, 200);
+	assert_string_equal(t->f.post_body, "-");
+	post(t, SMT_PATH_RESULT, "{bad");
+	assert_status(t, 400);
+	assert_has(body_of(t), "the body is not valid JSON");
+	assert_int_equal(t->f.posts, 2);
+	/* Chunked bodies are reassembled. */
+	feeds(t, "POST /v1/result HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "3\r\n{\"a\r\n5\r\n\":42}\r\n0\r\n\r\n");
+	assert_status(t, 200);
+	assert_string_equal(t->f.post_body, "{\"a\":42}");
+}
+
+static void test_too_large_headers(void **state)
+{
+	struct t *t = *state;
+	size_t n = SMT_MAX_HEADER_BYTES + 100;
+	char *req = malloc(n + 64);
+
+	int off = sprintf(req, "GET /v1/status HTTP/1.1\r\nX-Big: ");
+	memset(req + off, 'a', n);
+	strcpy(req + off + n, "\r\n\r\n");
+	feeds(t, req);
+	assert_status(t, 431);
+	assert_has(t->out, "Connection: close\r\n");
+	assert_true(smt_httpconn_closing(t->c));
+	assert_string_equal(smt_httpconn_error(t->c), "headers too large");
+	/* Nothing more is read. */
+	assert_int_equal(feeds(t, "GET /v1/status HTTP/1.1\r\n\r\n"), 0);
+	assert_string_equal(t->out, "");
+	free(req);
+}
+
+static void test_too_large_headers_many(void **state)
+{
+	struct t *t = *state;
+
+	/* Many small headers, fed in pieces, add up. */
+	feeds(t, "GET /v1/status HTTP/1.1\r\n");
+	for (int i = 0; i < 1000 && !smt_httpconn_closing(t->c); i++)
+		feeds(t, "X-A: bbbbbbbbbbbbbbbb\r\n");
+	assert_status(t, 431);
+	/* And a long URL. */
+	struct t *u = setup_peer(0, 0);
+	char *req = malloc(SMT_MAX_HEADER_BYTES + 64);
+	int off = sprintf(req, "GET /v1/logs?");
+	memset(req + off, 'x', SMT_MAX_HEADER_BYTES);
+	strcpy(req + off + SMT_MAX_HEADER_BYTES, " HTTP/1.1\r\n\r\n");
+	feeds(u, req);
+	assert_status(u, 431);
+	free(req);
+	void *s = u;
+	teardown(&s);
+}
+
+static void test_too_large_body(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "POST /v1/kill HTTP/1.1\r\nContent-Length: 65537\r\n\r\n{");
+	assert_status(t, 413);
+	assert_true(smt_httpconn_closing(t->c));
+
+	/* Chunked: the limit is on what arrives. */
+	struct t *u = setup_peer(0, 0);
+	feeds(u, "POST /v1/kill HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+	char chunk[8192 + 16];
+	int len = sprintf(chunk, "2000\r\n");
+	memset(chunk + len, ' ', 8192);
+	strcpy(chunk + len + 8192, "\r\n");
+	for (int i = 0; i < 9 && !smt_httpconn_closing(u->c); i++)
+		feeds(u, chunk);
+	assert_status(u, 413);
+	assert_int_equal(u->f.kills, 0);
+	void *s = u;
+	teardown(&s);
+
+	/* Exactly the limit is fine. */
+	u = setup_peer(0, 0);
+	char *req = malloc(SMT_MAX_BODY_BYTES + 128);
+	len = sprintf(req, "POST /v1/kill HTTP/1.1\r\nContent-Length: %d\r\n\r\n{}",
+		      SMT_MAX_BODY_BYTES);
+	memset(req + len, ' ', SMT_MAX_BODY_BYTES - 2);
+	feed(u, req, (size_t)len + SMT_MAX_BODY_BYTES - 2);
+	assert_status(u, 202);
+	free(req);
+	s = u;
+	teardown(&s);
+}
+
+static void test_malformed(void **state)
+{
+	static const char *const bad[] = {
+		"GARBAGE\r\n\r\n", "GET / HTTP/1.1 extra\r\n\r\n", "GET /v1/status HTTP/1.1\r\nBad Header\r\n\r\n",
+		"GET /v1/status HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+		"\x01\x02\x03", "GET /v1/status HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"GET \x7f HTTP/1.1\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct t *t = setup_peer(0, 0);
+		feeds(t, bad[i]);
+		assert_status(t, 400);
+		assert_has(t->out, "Connection: close\r\n");
+		assert_has(body_of(t), "{\"error\":\"malformed request");
+		assert_true(smt_httpconn_closing(t->c));
+		void *s = t;
+		teardown(&s);
+	}
+}
+
+static void test_keep_alive_and_pipelining(void **state)
+{
+	struct t *t = *state;
+
+	assert_int_equal(feeds(t, "GET /healthz HTTP/1.1\r\n\r\n"), 1);
+	assert_int_equal(feeds(t, "GET /readyz HTTP/1.1\r\n\r\n"), 1);
+	assert_false(smt_httpconn_closing(t->c));
+
+	assert_int_equal(feeds(t, "GET /healthz HTTP/1.1\r\n\r\n"
+				  "POST /v1/kill HTTP/1.1\r\nContent-Length: 16\r\n\r\n{\"signal\":\"INT\"}"
+				  "GET /nope HTTP/1.1\r\n\r\n"
+				  "GET /readyz HTTP/1.1\r\n\r\n"), 4);
+	const char *a = strstr(t->out, "HTTP/1.1 200");
+	const char *b = strstr(t->out, "HTTP/1.1 202");
+	const char *c = strstr(t->out, "HTTP/1.1 404");
+	const char *d = strstr(a + 1, "{\"status\":\"ready\"}");
+	assert_true(a && b && c && d && a < b && b < c && c < d);
+	assert_int_equal(t->f.last_signo, SIGINT);
+	assert_false(smt_httpconn_closing(t->c));
+}
+
+static void test_byte_by_byte(void **state)
+{
+	struct t *t = *state;
+	const char *req = "POST /v1/kill HTTP/1.1\r\nHost: x\r\nContent-Length: 17\r\n\r\n{\"signal\":\"USR2\"}";
+	int done = 0;
+
+	for (size_t i = 0; req[i]; i++) {
+		done += feed(t, req + i, 1);
+		if (req[i + 1])
+			assert_string_equal(t->out, "");
+	}
+	assert_int_equal(done, 1);
+	assert_status(t, 202);
+	assert_int_equal(t->f.last_signo, SIGUSR2);
+}
+
+static void test_connection_close(void **state)
+{
+	struct t *t = *state;
+
+	assert_int_equal(feeds(t, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"
+				  "GET /healthz HTTP/1.1\r\n\r\n"), 1);
+	assert_has(t->out, "Connection: close\r\n");
+	assert_null(strstr(t->out + 1, "HTTP/1.1"));
+	assert_true(smt_httpconn_closing(t->c));
+	assert_null(smt_httpconn_error(t->c));
+
+	struct t *u = setup_peer(0, 0);
+	feeds(u, "GET /healthz HTTP/1.0\r\n\r\n");
+	assert_status(u, 200);
+	assert_true(smt_httpconn_closing(u->c));
+	void *s = u;
+	teardown(&s);
+}
+
+static void test_head_expect_upgrade(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "HEAD /v1/status HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	assert_has(t->out, "Content-Length: 36\r\n");
+	assert_string_equal(body_of(t), "");
+
+	feeds(t, "POST /v1/kill HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+	assert_string_equal(t->out, "HTTP/1.1 100 Continue\r\n\r\n");
+	feeds(t, "{}");
+	assert_status(t, 202);
+
+	feeds(t, "GET /v1/status HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+	assert_status(t, 400);
+	assert_true(smt_httpconn_closing(t->c));
+}
+
+static void test_missing_ops(void **state)
+{
+	static const struct smt_api_ops none = { 0 };
+	struct smt_httpconn_peer peer = { .uid = 0 };
+	struct smt_httpconn *c;
+	char *out;
+
+	assert_int_equal(smt_httpconn_new(&none, NULL, &peer, NULL, &c), 0);
+	assert_int_equal(smt_httpconn_feed(c, "GET /metrics HTTP/1.1\r\n\r\n", 25), 1);
+	size_t len = smt_httpconn_take_output(c, &out);
+	assert_true(len > 0);
+	assert_memory_equal(out, "HTTP/1.1 501 ", 13);
+	free(out);
+	/* Without ops->post every other POST path is unknown. */
+	assert_int_equal(smt_httpconn_feed(c, "POST /v1/zzz HTTP/1.1\r\n\r\n", 25), 1);
+	len = smt_httpconn_take_output(c, &out);
+	assert_memory_equal(out, "HTTP/1.1 404 ", 13);
+	free(out);
+	smt_httpconn_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_health_ready, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+		cmocka_unit_test(test_kill_denied),
+		cmocka_unit_test(test_read_only),
+		cmocka_unit_test_setup_teardown(test_logs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_found_and_method, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_post_generic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_large_headers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_large_headers_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_too_large_body, setup, teardown),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test_setup_teardown(test_keep_alive_and_pipelining, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_byte_by_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connection_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_head_expect_upgrade, setup, teardown),
+		cmocka_unit_test(test_missing_ops),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
