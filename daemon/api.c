@@ -149,6 +149,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void conn_after(struct conn *c, int r);
 
 static void on_write(uv_write_t *req, int status)
 {
@@ -233,15 +234,43 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	int r = smt_httpconn_feed(c->http, buf->base, (size_t)nread);
+	conn_after(c, r);
+}
+
+static void on_hold_timeout(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	conn_after(c, smt_httpconn_release(c->http));
+}
+
+/* After the parser answered R requests: time the connection and send. */
+static void conn_after(struct conn *c, int r)
+{
 	if (r < 0) {
 		smt_warn("control API: closing a client connection: %s", strerror(-r));
 		conn_close(c);
 		return;
 	}
-	/* Only a complete request buys time: trickling bytes does not. */
-	if (r > 0)
+	unsigned hold = smt_httpconn_held(c->http);
+	if (hold)
+		/* A held long poll is a complete request: its own time applies. */
+		uv_timer_start(&c->timer, on_hold_timeout, hold, 0);
+	else if (r > 0)
+		/* Only a complete request buys time: trickling bytes does not. */
 		uv_timer_start(&c->timer, on_idle_timeout, c->api->idle_ms, 0);
 	conn_flush(c);
+}
+
+void smt_api_notify(struct smt_api *api)
+{
+	struct conn *next;
+
+	for (struct conn *c = api->conns; c; c = next) {
+		next = c->next;
+		if (!c->closing && smt_httpconn_held(c->http))
+			conn_after(c, smt_httpconn_release(c->http));
+	}
 }
 
 #define TOO_MANY_BODY "{\"" SMT_F_ERROR "\":\"too many connections\"}\n"
@@ -630,8 +659,27 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 	if (api->tcp_listener)
 		listener_close(api->tcp_listener);
 	api->unix_listener = api->tcp_listener = NULL;
-	while (api->conns)
-		conn_close(api->conns);
+	/*
+	 * Answers already queued are still delivered (a worker's reply to the
+	 * leader's result is the last thing it says); a connection closes as
+	 * soon as its writes are done, held long polls are answered first.
+	 */
+	struct conn *next;
+	for (struct conn *c = api->conns; c; c = next) {
+		next = c->next;
+		if (smt_httpconn_held(c->http)) {
+			smt_httpconn_release(c->http);
+			conn_flush(c);
+		}
+		if (c->closing)
+			continue;
+		uv_read_stop(&c->h.stream);
+		uv_timer_stop(&c->timer);
+		if (c->writes == 0)
+			conn_close(c);
+		else
+			c->close_after_writes = 1;
+	}
 	if (api->live == 0)
 		api_finish(api);
 }

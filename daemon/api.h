@@ -62,6 +62,15 @@ struct smt_api_ops {
 	 */
 	int (*post)(void *ctx, const char *path, json_t *body, int peer_uid,
 		    json_t **reply);
+	/*
+	 * The status's generation: a number that changes whenever what
+	 * /v1/status shows changes.  With it, GET /v1/status?wait=GEN&timeout=MS
+	 * is a long poll, answered when the generation is no longer GEN
+	 * (after smt_api_notify) or after MS.  NULL: never held.
+	 */
+	json_int_t (*generation)(void *ctx);
+	/* A request carried "X-Smtd-Leader: 1": the leader's channel is alive. */
+	void (*leader_contact)(void *ctx);
 };
 
 /*
@@ -103,6 +112,9 @@ int smt_api_listen_tcp(struct smt_api *api, const char *addr_port);
 
 /* The port of the TCP listener, or -ENOENT when there is none. */
 int smt_api_tcp_port(const struct smt_api *api);
+
+/* The status changed: answer every held long poll now. */
+void smt_api_notify(struct smt_api *api);
 
 /* The number of open client connections. */
 unsigned smt_api_connections(const struct smt_api *api);

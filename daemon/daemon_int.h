@@ -61,7 +61,8 @@ struct smt_daemon {
 	struct smt_peers *peers;
 	int peer_exit_code;       /* 3 when a worker was lost, 2 on a mismatch */
 	char *peer_failure;       /* why, when the workers ended the job */
-	int results_sent;
+	int results_sent;         /* 1 while the workers are told, 2 after */
+	enum smt_state state_after_results;
 
 	/* Worker. */
 	struct smt_orted *orted;

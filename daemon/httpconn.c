@@ -49,6 +49,15 @@ struct smt_httpconn {
 	int oom;
 	int completed;
 
+	/* A long poll (GET /v1/status?wait=GEN) held until the status
+	 * changes or HOLD_MS pass; input after it waits in PENDING. */
+	int held;
+	unsigned hold_ms;
+	int value_is_leader;
+	int leader_req;
+	char *pending;
+	size_t pending_len;
+
 	char *out;
 	size_t out_len;
 	size_t out_cap;
@@ -192,7 +201,26 @@ static void respond_error(struct smt_httpconn *c, int status, const char *extra,
 
 /* ---- the endpoints ---- */
 
-static void do_status(struct smt_httpconn *c, const char *query)
+/* The value of KEY in a query string, as a number; -1 when absent, -2 when
+ * not a number. */
+static long long query_number(const char *query, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			char *end;
+			errno = 0;
+			long long v = strtoll(p + klen + 1, &end, 10);
+			if (errno || end == p + klen + 1 || (*end && *end != '&') || v < 0)
+				return -2;
+			return v;
+		}
+	}
+	return -1;
+}
+
+static void status_now(struct smt_httpconn *c)
 {
 	json_t *v = c->ops->status(c->ctx);
 	if (!v) {
@@ -200,6 +228,26 @@ static void do_status(struct smt_httpconn *c, const char *query)
 		return;
 	}
 	respond_json(c, 200, v, NULL);
+}
+
+static void do_status(struct smt_httpconn *c, const char *query)
+{
+	long long wait = query_number(query, "wait");
+	long long timeout = query_number(query, "timeout");
+
+	if (wait == -2 || timeout == -2) {
+		respond_error(c, 400, NULL, "wait and timeout must be non-negative integers");
+		return;
+	}
+	/* Hold the answer while the status is still the one the client has:
+	 * the leader's watch of a worker, with no polling on either side. */
+	if (wait >= 0 && c->ops->generation && wait == c->ops->generation(c->ctx)) {
+		c->held = 1;
+		c->hold_ms = timeout < 0 ? 5000 : timeout > 60000 ? 60000 : timeout ? (unsigned)timeout : 1;
+		http_parser_pause(&c->parser, 1);
+		return;
+	}
+	status_now(c);
 }
 
 static void do_healthz(struct smt_httpconn *c, const char *query)
@@ -511,6 +559,8 @@ static int on_message_begin(http_parser *p)
 	c->value_is_expect = 0;
 	c->expect_len = 0;
 	c->body_len = 0;
+	c->value_is_leader = 0;
+	c->leader_req = 0;
 	return 0;
 }
 
@@ -549,6 +599,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 	if (!c->in_value) {
 		c->in_value = 1;
 		c->value_is_expect = c->field_len == 6 && strncasecmp(c->field, "expect", 6) == 0;
+		c->value_is_leader = c->field_len == 13 &&
+				     strncasecmp(c->field, "x-smtd-leader", 13) == 0;
+		if (c->value_is_leader)
+			c->leader_req = 1;
 		if (c->value_is_expect)
 			c->expect_len = 0;
 	}
@@ -608,6 +662,8 @@ static int on_message_complete(http_parser *p)
 	if (!http_should_keep_alive(p))
 		c->closing = 1;
 	c->url[c->url_len] = '\0';
+	if (c->leader_req && c->ops->leader_contact)
+		c->ops->leader_contact(c->ctx);
 	dispatch(c);
 	c->completed++;
 	/* Stop here: whatever follows a closing request is not read. */
@@ -647,19 +703,48 @@ void smt_httpconn_free(struct smt_httpconn *c)
 {
 	if (!c)
 		return;
+	free(c->pending);
 	free(c->body);
 	free(c->out);
 	free(c);
+}
+
+static int keep_pending(struct smt_httpconn *c, const char *data, size_t len)
+{
+	if (len == 0)
+		return 0;
+	if (c->pending_len + len > SMT_MAX_HEADER_BYTES + SMT_MAX_BODY_BYTES) {
+		c->closing = 1;
+		c->error = "too much input behind a held request";
+		return 0;
+	}
+	char *p = realloc(c->pending, c->pending_len + len);
+	if (!p) {
+		c->oom = 1;
+		return -ENOMEM;
+	}
+	memcpy(p + c->pending_len, data, len);
+	c->pending = p;
+	c->pending_len += len;
+	return 0;
 }
 
 int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len)
 {
 	if (c->closing || c->oom || len == 0)
 		return c->oom ? -ENOMEM : 0;
+	if (c->held)
+		return keep_pending(c, data, len);
 	c->completed = 0;
-	http_parser_execute(&c->parser, &settings, data, len);
+	size_t used = http_parser_execute(&c->parser, &settings, data, len);
 
 	enum http_errno err = HTTP_PARSER_ERRNO(&c->parser);
+	if (c->held) {
+		/* Paused at the held request: the rest is read after it. */
+		if (keep_pending(c, data + used, len - used) < 0)
+			return -ENOMEM;
+		return c->completed;
+	}
 	if (c->oom)
 		return -ENOMEM;
 	if (c->closing)
@@ -681,6 +766,33 @@ int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len)
 		c->error = "protocol upgrades are not supported";
 	}
 	return c->oom ? -ENOMEM : c->completed;
+}
+
+unsigned smt_httpconn_held(const struct smt_httpconn *c)
+{
+	return c->held ? c->hold_ms : 0;
+}
+
+int smt_httpconn_release(struct smt_httpconn *c)
+{
+	int n;
+
+	if (!c->held)
+		return 0;
+	c->held = 0;
+	status_now(c);
+	if (!c->closing && c->ops->leader_contact && c->leader_req)
+		c->ops->leader_contact(c->ctx);
+	http_parser_pause(&c->parser, 0);
+	if (c->closing || c->pending_len == 0)
+		return 1;
+	char *rest = c->pending;
+	size_t len = c->pending_len;
+	c->pending = NULL;
+	c->pending_len = 0;
+	n = smt_httpconn_feed(c, rest, len);
+	free(rest);
+	return n < 0 ? n : n + 1;
 }
 
 size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf)

@@ -54,6 +54,18 @@ int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len);
  */
 size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf);
 
+/*
+ * A GET /v1/status?wait=GEN[&timeout=MS] whose GEN is the status's current
+ * generation (ops->generation) is held: no answer yet, and input after it
+ * is kept until it is released.  smt_httpconn_held returns the hold time
+ * in milliseconds (never 0) while a request is held, else 0.
+ * smt_httpconn_release answers it with the status as it is now and goes
+ * on with the input kept behind it; returns the number of requests
+ * answered, or -ENOMEM.
+ */
+unsigned smt_httpconn_held(const struct smt_httpconn *c);
+int smt_httpconn_release(struct smt_httpconn *c);
+
 /* Nonzero once the connection must be closed after the output is sent. */
 int smt_httpconn_closing(const struct smt_httpconn *c);
 

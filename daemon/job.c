@@ -89,6 +89,8 @@ static void stream_end(struct stream *s)
 	s->open = 0;
 	uv_read_stop((uv_stream_t *)&s->pipe);
 	uv_close((uv_handle_t *)&s->pipe, stream_close_cb);
+	if (!s->job->closing && s->job->ops->eof)
+		s->job->ops->eof(s->job->ctx, s->id);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

@@ -36,6 +36,8 @@ struct smt_job_status {
 struct smt_job_ops {
 	/* STREAM is 1 (stdout) or 2 (stderr). */
 	void (*output)(void *ctx, int stream, const char *buf, size_t len);
+	/* STREAM reached its end (or was closed after the drain timeout). */
+	void (*eof)(void *ctx, int stream);
 	void (*done)(void *ctx, const struct smt_job_status *st);
 };
 

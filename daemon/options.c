@@ -22,7 +22,7 @@ enum {
 	OPT_SSHD_PATH, OPT_SSH_PATH, OPT_SMTCTL, OPT_PRELOAD, OPT_PROGRAM, OPT_MPI_OPTIONS,
 	OPT_CURRENT_HOST, OPT_SSHD, OPT_MPI, OPT_NO_MPI, OPT_PPN, OPT_NP, OPT_WAIT_TIMEOUT,
 	OPT_LAUNCH_TIMEOUT, OPT_RESULT_TIMEOUT, OPT_PEER_TIMEOUT, OPT_GRACE, OPT_LOG_FORMAT,
-	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION,
+	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_SSHD_CONFIG,
 };
 
 static const struct option long_options[] = {
@@ -32,6 +32,7 @@ static const struct option long_options[] = {
 	{ "health-listen", required_argument, NULL, OPT_HEALTH_LISTEN },
 	{ "mpirun", required_argument, NULL, OPT_MPIRUN },
 	{ "sshd-path", required_argument, NULL, OPT_SSHD_PATH },
+	{ "sshd-config", required_argument, NULL, OPT_SSHD_CONFIG },
 	{ "ssh-path", required_argument, NULL, OPT_SSH_PATH },
 	{ "smtctl", required_argument, NULL, OPT_SMTCTL },
 	{ "preload", required_argument, NULL, OPT_PRELOAD },
@@ -69,6 +70,7 @@ void smt_options_usage(FILE *out)
 	      "  --mpirun PATH              mpirun to run (SMTD_MPIRUN; default mpirun)\n"
 	      "  --sshd auto|always|never   start sshd (SMTD_SSHD; default auto)\n"
 	      "  --sshd-path PATH           sshd binary (SMTD_SSHD_PATH; default /usr/sbin/sshd)\n"
+	      "  --sshd-config FILE         run sshd with -f FILE (SMTD_SSHD_CONFIG)\n"
 	      "  --ssh-path PATH            ssh client (SMTD_SSH_PATH; default ssh)\n"
 	      "  --smtctl PATH              smtctl on every host (SMTD_SMTCTL)\n"
 	      "  --preload PATH             libsmthostname.so for the ranks (SMTD_PRELOAD)\n"
@@ -206,6 +208,7 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 	case OPT_HEALTH_LISTEN: str = &o->health_listen; break;
 	case OPT_MPIRUN: str = &o->mpirun_path; break;
 	case OPT_SSHD_PATH: str = &o->sshd_path; break;
+	case OPT_SSHD_CONFIG: str = &o->sshd_config; break;
 	case OPT_SSH_PATH: str = &o->ssh_path; break;
 	case OPT_SMTCTL: str = &o->smtctl_path; break;
 	case OPT_PRELOAD: str = &o->preload_path; break;
@@ -261,6 +264,7 @@ static const struct {
 	{ "SMTD_ROOT", OPT_ROOT }, { "SMTD_SOCKET", OPT_SOCKET },
 	{ "SMTD_SOCKET_GROUP", OPT_SOCKET_GROUP }, { "SMTD_HEALTH_LISTEN", OPT_HEALTH_LISTEN },
 	{ "SMTD_MPIRUN", OPT_MPIRUN }, { "SMTD_SSHD_PATH", OPT_SSHD_PATH },
+	{ "SMTD_SSHD_CONFIG", OPT_SSHD_CONFIG },
 	{ "SMTD_SSH_PATH", OPT_SSH_PATH }, { "SMTD_SMTCTL", OPT_SMTCTL },
 	{ "SMTD_PRELOAD", OPT_PRELOAD }, { "SAGEMAKER_PROGRAM", OPT_PROGRAM },
 	{ "SMTD_MPI_OPTIONS", OPT_MPI_OPTIONS }, { "SMTD_CURRENT_HOST", OPT_CURRENT_HOST },

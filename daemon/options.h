@@ -25,6 +25,7 @@ struct smt_options {
 	const char *health_listen; /* --health-listen ADDR:PORT, SMTD_HEALTH_LISTEN */
 	const char *mpirun_path;   /* --mpirun, SMTD_MPIRUN; default "mpirun" */
 	const char *sshd_path;     /* --sshd-path, SMTD_SSHD_PATH; default /usr/sbin/sshd */
+	const char *sshd_config;   /* --sshd-config, SMTD_SSHD_CONFIG: sshd -f FILE */
 	const char *ssh_path;      /* --ssh-path, SMTD_SSH_PATH; default "ssh" */
 	const char *smtctl_path;   /* --smtctl, SMTD_SMTCTL; smtctl on every host */
 	const char *preload_path;  /* --preload, SMTD_PRELOAD; libsmthostname.so */

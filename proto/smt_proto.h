@@ -72,6 +72,7 @@
 #define SMT_F_STREAM       "stream"
 #define SMT_F_TEXT         "text"
 #define SMT_F_TIME         "time"
+#define SMT_F_GENERATION   "generation"
 /* {"status": "ok"|"unhealthy"} of /healthz, "ready"|"not ready" of /readyz. */
 #define SMT_F_STATUS       "status"
 
