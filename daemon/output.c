@@ -502,6 +502,8 @@ static char *out_room(struct smt_output *o, size_t n)
 
 static void out_put(struct smt_output *o, const char *p, size_t n)
 {
+	if (!n)
+		return;
 	if (o->out.len + n > SMT_OUTPUT_BUF_CAP)
 		out_flush(o);
 	if (n >= SMT_OUTPUT_BUF_CAP) {
@@ -680,9 +682,12 @@ static void json_line(struct smt_output *o, struct rank *k, int s,
 	memcpy(w + ol, ts, tl);
 	memcpy(w + ol + tl, k->tag[s], k->taglen[s]);
 	o->out.len += ol + tl + k->taglen[s];
-	for (size_t i = 0; i < n; i += ESC_BLOCK) {
-		size_t b = n - i < ESC_BLOCK ? n - i : ESC_BLOCK;
-
+	for (size_t i = 0, b; i < n; i += b) {
+		/* Blocks end between characters, or a character cut in two
+		 * would count as invalid bytes. */
+		b = n - i;
+		if (b > ESC_BLOCK)
+			b = utf8_cut(p + i, b, ESC_BLOCK);
 		w = out_room(o, 6 * ESC_BLOCK);
 		o->out.len += json_escape(p + i, b, w, &invalid);
 	}
@@ -901,6 +906,8 @@ static void rank_data(struct smt_output *o, int r, int s, const char *p, size_t 
 			}
 			p += len + 1;
 			n -= len + 1;
+			if (o->partial_bytes + o->held.len > SMT_OUTPUT_HOLD_CAP)
+				enforce_hold_cap(o);
 			continue;
 		}
 		/* An unfinished line: take at most LINE_CAP at a time, so that

@@ -336,8 +336,8 @@ static const char *flat_find(const struct msgs *m, const char *needle)
 }
 
 /* The sentence of mpirun's message that starts on the line holding AT (a
- * position in the flat text), into OUT: up to a '.' or a ':' ending a
- * line, or the end of a paragraph. */
+ * position in the flat text), into OUT: up to a '.', a ':' ending a line,
+ * or a line the next one does not continue. */
 static void sentence_at(const struct msgs *m, const char *at, char *out, size_t cap)
 {
 	size_t pos = (size_t)(at - m->flat), start = pos, end, len = 0;
@@ -354,7 +354,9 @@ static void sentence_at(const struct msgs *m, const char *at, char *out, size_t 
 		}
 		if (c == ':' && (end + 1 == m->len || m->text[end + 1] == '\n'))
 			break;
-		if (c == '\n' && (end + 1 == m->len || m->text[end + 1] == '\n'))
+		/* mpirun wraps its sentences: a line goes on only when the
+		 * next one starts in lower case. */
+		if (c == '\n' && !(end + 1 < m->len && islower((unsigned char)m->text[end + 1])))
 			break;
 	}
 	append_clean(out, &len, cap, m->text + start, end - start);
@@ -712,12 +714,28 @@ struct lines {
 	int skip_rules;   /* mpirun's "-----" rules carry nothing */
 };
 
+/* mpirun's lines that say nothing about a failure: its rules of dashes,
+ * the job header and the MPIR proctable. */
+static int is_noise(const char *p, size_t n)
+{
+	size_t dashes = 0;
+	int rank, k = 0;
+	char line[64];
+
+	while (dashes < n && p[dashes] == '-')
+		dashes++;
+	if (dashes >= 10 || memfind(p, n, "Data for JOB [") || starts_with(p, n, "MPIR Proctable"))
+		return 1;
+	snprintf(line, sizeof(line), "%.*s", (int)(n < 63 ? n : 63), p);
+	return sscanf(line, "%d: Host %n", &rank, &k) == 1 && k > 0;
+}
+
 static int collect_line(void *arg, const char *p, size_t n, int truncated)
 {
 	struct lines *l = arg;
 
 	(void)truncated;
-	if (l->skip_rules && n >= 10 && strspn(p, "-") >= 10)
+	if (l->skip_rules && is_noise(p, n))
 		return 0;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
