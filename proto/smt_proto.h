@@ -75,6 +75,11 @@
 #define SMT_F_GENERATION   "generation"
 /* {"status": "ok"|"unhealthy"} of /healthz, "ready"|"not ready" of /readyz. */
 #define SMT_F_STATUS       "status"
+/* Rank lines (--log-format json, GET /v1/logs). */
+#define SMT_F_LINE         "line"
+#define SMT_F_LINE_B64     "line_b64"
+#define SMT_F_PARTIAL      "partial"
+#define SMT_F_TRUNCATED    "truncated"
 
 enum smt_role {
 	SMT_ROLE_STANDALONE = 0,
