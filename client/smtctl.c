@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -561,6 +562,69 @@ static int cmd_dial_stdio(const struct ctl *ctl, int argc, char **argv)
 	return smtctl_dial_stdio(ctl->socket);
 }
 
+/*
+ * Open MPI's launch agent on a worker (-mca orte_launch_agent
+ * "smtctl exec-orted orted"): tell the local smtd our PID, take this
+ * host's SM_* variables from its answer, then become orted with the same
+ * PID.  orted runs in the foreground (--daemonize is dropped) so that the
+ * announced PID stays orted's for its whole life.
+ */
+static int cmd_exec_orted(const struct ctl *ctl, int argc, char **argv)
+{
+	struct reply r;
+	json_t *body, *args, *answer, *env;
+	char *text;
+	int ret;
+
+	if (argc < 2) {
+		return usage_error("exec-orted needs the command to run (orted ARGS...)");
+	}
+	args = json_array();
+	for (int i = 1; i < argc; i++)
+		json_array_append_new(args, json_string(argv[i]));
+	body = json_pack("{s:I, s:o}", SMT_F_PID, (json_int_t)getpid(), "argv", args);
+	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (text == NULL) {
+		fprintf(stderr, "smtctl: out of memory\n");
+		return SMTCTL_EXIT_NOT_OK;
+	}
+	ret = request(ctl, "POST", SMT_PATH_ORTED, text, &r);
+	free(text);
+	if (ret)
+		return ret;
+	if (r.status != 200) {
+		fprintf(stderr, "smtctl: smtd at %s refused orted (HTTP %ld): %s\n", ctl->socket,
+			r.status, r.body ? r.body : "");
+		free(r.body);
+		return r.status == 403 ? SMTCTL_EXIT_DENIED : SMTCTL_EXIT_NOT_OK;
+	}
+	answer = json_loads(r.body ? r.body : "", 0, NULL);
+	free(r.body);
+	env = json_object_get(answer, "env");
+	const char *name;
+	json_t *value;
+	json_object_foreach(env, name, value) {
+		if (json_is_string(value))
+			setenv(name, json_string_value(value), 1);
+	}
+	json_decref(answer);
+
+	/* Drop --daemonize: orted keeps the PID smtd was told. */
+	char **cmd = calloc((size_t)argc, sizeof(*cmd));
+	int n = 0;
+	if (cmd == NULL)
+		return SMTCTL_EXIT_NOT_OK;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--daemonize") != 0 && strcmp(argv[i], "-daemonize") != 0)
+			cmd[n++] = argv[i];
+	cmd[n] = NULL;
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "smtctl: cannot execute %s: %s\n", cmd[0], strerror(errno));
+	free(cmd);
+	return errno == ENOENT ? 127 : 126;
+}
+
 static const struct command {
 	const char *name;
 	int (*run)(const struct ctl *ctl, int argc, char **argv);
@@ -572,13 +636,7 @@ static const struct command {
 	{ "logs", cmd_logs },
 	{ "version", cmd_version },
 	{ "dial-stdio", cmd_dial_stdio },
-	/*
-	 * Reserved for the multi-host work: Open MPI's launch agent on a
-	 * worker (-mca orte_launch_agent), which reports its PID to the local
-	 * smtd (POST SMT_PATH_ORTED) and then execs orted with the same PID.
-	 * Put its function here.
-	 */
-	{ "exec-orted", NULL },
+	{ "exec-orted", cmd_exec_orted },
 };
 
 int main(int argc, char **argv)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mpiargv.h"
+#include "smt_proto.h"
 #include "shellwords.h"
 
 const char *const smt_mpiargv_aws_names[] = {
@@ -175,7 +176,11 @@ static int defaults(struct items *it, const struct smt_mpiargv_in *in)
 		rc |= add_x(it, "FI_EFA_USE_DEVICE_RDMA=1");
 	if (in->hosts[0] && in->hosts[1]) {
 		/* mpirun splits this value into words itself. */
-		snprintf(buf, sizeof(buf), "%s exec-orted orted", in->smtctl);
+		if (in->socket && strcmp(in->socket, SMT_SOCKET_DEFAULT) != 0)
+			snprintf(buf, sizeof(buf), "%s --socket %s exec-orted orted", in->smtctl,
+				 in->socket);
+		else
+			snprintf(buf, sizeof(buf), "%s exec-orted orted", in->smtctl);
 		rc |= add_mca(it, "orte_launch_agent", buf);
 	}
 	return rc ? -ENOMEM : 0;

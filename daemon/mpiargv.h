@@ -21,6 +21,7 @@ struct smt_mpiargv_in {
 	const char *iface;
 	const char *preload;         /* LD_PRELOAD for the ranks */
 	const char *smtctl;          /* orted launch agent, used with > 1 host */
+	const char *socket;          /* the workers' control socket; NULL: the default */
 	const char *instance_type;   /* EFA variables; may be NULL */
 	char *const *envp;           /* to see which AWS variables are set */
 	char *const *forward;        /* extra -x NAME, in order (job-wide SM_*) */

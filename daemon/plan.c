@@ -463,6 +463,7 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		.iface = p->cfg->iface,
 		.preload = o->preload_path,
 		.smtctl = o->smtctl_path,
+		.socket = o->socket_path,
 		.instance_type = grp && grp->instance_type ? grp->instance_type :
 				 p->cfg->current_instance_type,
 		.envp = envp,

@@ -7,7 +7,8 @@ CORE_TESTS = \
 	tests/integration/supervise_standalone.sh \
 	tests/integration/supervise_signals.sh \
 	tests/integration/supervise_pid1.sh \
-	tests/integration/supervise_oom.sh
+	tests/integration/supervise_oom.sh \
+	tests/integration/supervise_mpi.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)
 
@@ -16,3 +17,4 @@ tests_unit_test_cgroup_SOURCES = tests/unit/test_cgroup.c
 tests_unit_test_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_cgroup_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/test_cgroup
+EXTRA_DIST += tests/helpers/mpi_job.c tests/helpers/build-mpi.sh

@@ -4,9 +4,11 @@ set -u
 : "${top_builddir:?run through make check}"
 
 # A fresh directory for this test, removed on exit.
+# Its control socket is private too, so tests can run in parallel.
 smt_tmpdir() {
 	T=$(mktemp -d "${TMPDIR:-/tmp}/smt-test.XXXXXX")
 	trap 'rm -rf "$T"' EXIT
+	export SMTD_SOCKET="$T/smtd.sock"
 }
 
 fail() {
