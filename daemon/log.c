@@ -34,16 +34,23 @@ enum smt_log_format smt_log_get_format(void)
 	return log_format;
 }
 
+void smt_log_time(long long ms, char *out, size_t size)
+{
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(out, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, size - n, ".%03uZ", (unsigned)(ms % 1000));
+}
+
 static void format_time(char *buf, size_t len)
 {
 	struct timeval tv;
-	struct tm tm;
 
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (long)(tv.tv_usec / 1000));
+	smt_log_time((long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, buf, len);
 }
 
 void smt_log(enum smt_log_level level, const char *fmt, ...)

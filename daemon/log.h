@@ -10,6 +10,7 @@
 #define SMT_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum smt_log_level { SMT_LOG_DEBUG, SMT_LOG_INFO, SMT_LOG_WARN, SMT_LOG_ERROR };
 enum smt_log_format { SMT_LOG_TEXT, SMT_LOG_JSON };
@@ -17,6 +18,10 @@ enum smt_log_format { SMT_LOG_TEXT, SMT_LOG_JSON };
 /* HOST may be NULL until the configuration is read; it is copied. */
 void smt_log_setup(enum smt_log_format format, const char *host, int debug);
 enum smt_log_format smt_log_get_format(void);
+
+/* MS (milliseconds since the epoch) as "2026-01-02T03:04:05.678Z" into OUT
+ * (at least 32 bytes). */
+void smt_log_time(long long ms, char *out, size_t size);
 
 void smt_log(enum smt_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "output.h"
 #include "report.h"
 #include "smt_proto.h"
@@ -168,13 +169,7 @@ static int64_t now_ms(void)
 
 static void format_time(int64_t ms, char *out, size_t size)
 {
-	time_t sec = (time_t)(ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&sec, &tm);
-	snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	smt_log_time((long long)ms, out, size);
 }
 
 static const char *time_str(struct smt_output *o)
