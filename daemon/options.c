@@ -276,6 +276,14 @@ static const struct {
 	{ "SMTD_DEBUG", OPT_DEBUG },
 };
 
+static const struct option *find_long(int val)
+{
+	for (const struct option *lo = long_options; lo->name; lo++)
+		if (lo->val == val)
+			return lo;
+	return NULL;
+}
+
 static void defaults(struct smt_options *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -319,14 +327,14 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 		if (c == '?') {
 			const char *arg = argv[optind - 1];
 
+			const struct option *lo = find_long(optopt);
+
 			if (optopt > 0 && optopt < OPT_ROOT)
 				snprintf(err, errlen, "unknown option '-%c'", optopt);
-			else if (optopt >= OPT_ROOT && long_options[optopt - OPT_ROOT].has_arg)
-				snprintf(err, errlen, "option '--%s' needs a value",
-					 long_options[optopt - OPT_ROOT].name);
-			else if (optopt >= OPT_ROOT)
-				snprintf(err, errlen, "option '--%s' takes no value",
-					 long_options[optopt - OPT_ROOT].name);
+			else if (lo && lo->has_arg)
+				snprintf(err, errlen, "option '--%s' needs a value", lo->name);
+			else if (lo)
+				snprintf(err, errlen, "option '--%s' takes no value", lo->name);
 			else
 				snprintf(err, errlen, "unknown option '%s'", arg);
 			return -EINVAL;
@@ -339,7 +347,7 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 			printf("smtd %s\n", PACKAGE_VERSION);
 			return SMT_OPTIONS_EXIT;
 		}
-		snprintf(what, sizeof(what), "--%s", long_options[c - OPT_ROOT].name);
+		snprintf(what, sizeof(what), "--%s", find_long(c) ? find_long(c)->name : "?");
 		if (apply(opts, c, what, optarg, err, errlen) < 0)
 			return -EINVAL;
 	}

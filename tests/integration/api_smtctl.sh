@@ -67,9 +67,9 @@ assert_eq "$rc" 2 "no command"
 run u2 frobnicate
 assert_eq "$rc" 2 "unknown command"
 assert_contains "$T/u2.2" "smtctl: unknown command 'frobnicate'" "unknown command message"
-run u3 --socket "$S" exec-orted /usr/bin/orted
-assert_eq "$rc" 2 "exec-orted is reserved"
-assert_contains "$T/u3.2" "smtctl: exec-orted is not implemented yet" "exec-orted message"
+run u3 --socket "$S" exec-orted
+assert_eq "$rc" 2 "exec-orted without a command"
+assert_contains "$T/u3.2" "smtctl: exec-orted needs the command to run" "exec-orted message"
 run u4 --socket "$S" kill -s BOGUS
 assert_eq "$rc" 2 "bad signal"
 assert_contains "$T/u4.2" "smtctl: unknown signal 'BOGUS'" "bad signal message"
