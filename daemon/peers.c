@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "curluv.h"
@@ -67,31 +69,53 @@ struct smt_peers {
 	int handles_open;
 	size_t results_pending;
 	char *result_json;
+	char name[64];          /* the abstract socket curl connects to */
+	int listen_fd;
+	uv_poll_t listener;
+	unsigned nconnections;
 };
 
 static void send_probe(struct peer *p);
 static void send_watch(struct peer *p);
 
-/* ---- the ssh channel under curl ---- */
-
-/*
- * curl asks for a socket whenever it needs a new connection to this
- * worker; it gets one end of a socketpair, ssh gets the other as its stdin
- * and stdout, and the worker's `smtctl dial-stdio` joins it to the
- * worker's control socket.
+/* ---- the ssh channel under curl ----
+ *
+ * curl connects each transfer's connection to one abstract Unix socket of
+ * ours (CURLOPT_ABSTRACT_UNIX_SOCKET), from a socket that open_socket below
+ * has bound to a name saying which worker it is for.  Each connection we
+ * accept becomes ssh's stdin and stdout: `ssh HOST smtctl dial-stdio`
+ * joins it to the worker's control socket, and no byte is copied by us.
+ * (Handing curl one end of a socketpair as an already-connected socket
+ * would be simpler, but libcurl 7.88 connects such sockets anyway.)
  */
-static curl_socket_t open_channel(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
+
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
 {
 	struct peer *p = clientp;
 	struct smt_peers *ps = p->ps;
-	int sv[2];
-	pid_t pid;
-	int rc;
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int fd, n;
 
 	(void)purpose;
-	(void)addr;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+	if (addr->family != AF_UNIX)
 		return CURL_SOCKET_BAD;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return CURL_SOCKET_BAD;
+	n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s-p%zu-%u", ps->name,
+		     p->index, ps->nconnections++);
+	if (bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
+		smt_warn("cannot bind a channel socket for %s: %s", p->host, strerror(errno));
+		close(fd);
+		return CURL_SOCKET_BAD;
+	}
+	return fd;
+}
+
+static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
+{
+	pid_t pid;
+	int rc;
 	char *argv[] = {
 		(char *)ps->cfg.ssh_path,
 		"-o", "BatchMode=yes",
@@ -105,28 +129,66 @@ static curl_socket_t open_channel(void *clientp, curlsocktype purpose, struct cu
 		"dial-stdio",
 		NULL,
 	};
-	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = sv[1], .stdout_fd = sv[1],
-				     .stderr_fd = -1 };
+	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = fd, .stdout_fd = fd, .stderr_fd = -1 };
+
 	rc = smt_spawn(&so, &pid);
-	close(sv[1]);
-	if (rc < 0) {
+	if (rc < 0)
 		smt_warn("cannot run %s for %s: %s", ps->cfg.ssh_path, p->host, strerror(-rc));
-		close(sv[0]);
-		return CURL_SOCKET_BAD;
-	}
-	/* ssh's exit is collected by the reaper like any orphan; the channel's
-	 * end shows up to curl as the socket's EOF. */
-	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-	smt_debug("channel to %s: ssh pid %d", p->host, (int)pid);
-	return sv[0];
+	else
+		/* Its exit is collected by the reaper like any orphan's; the end
+		 * of the channel reaches curl as the end of its socket. */
+		smt_debug("channel to %s: ssh pid %d", p->host, (int)pid);
 }
 
-static int sockopt_connected(void *clientp, curl_socket_t fd, curlsocktype purpose)
+static void on_accept(uv_poll_t *h, int status, int events)
 {
-	(void)clientp;
-	(void)fd;
-	(void)purpose;
-	return CURL_SOCKOPT_ALREADY_CONNECTED;
+	struct smt_peers *ps = h->data;
+
+	(void)events;
+	if (status < 0)
+		return;
+	for (;;) {
+		struct sockaddr_un un;
+		socklen_t len = sizeof(un);
+		int fd = accept4(ps->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		memset(&un, 0, sizeof(un));
+		size_t index = (size_t)-1;
+		if (getpeername(fd, (struct sockaddr *)&un, &len) == 0 && len > offsetof(struct sockaddr_un, sun_path) + 1) {
+			const char *name = un.sun_path + 1;
+			size_t nlen = strlen(ps->name);
+			if (strncmp(name, ps->name, nlen) == 0 && name[nlen] == '-' && name[nlen + 1] == 'p')
+				index = strtoul(name + nlen + 2, NULL, 10);
+		}
+		if (index < ps->n)
+			spawn_ssh(ps, &ps->peers[index], fd);
+		close(fd);
+	}
+}
+
+static int open_listener(struct smt_peers *ps)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int n;
+
+	snprintf(ps->name, sizeof(ps->name), "smtd-%d-%lx", (int)getpid(), (unsigned long)uv_hrtime());
+	n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s", ps->name);
+	ps->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (ps->listen_fd < 0)
+		return -errno;
+	if (bind(ps->listen_fd, (struct sockaddr *)&un,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0 ||
+	    listen(ps->listen_fd, SOMAXCONN) < 0) {
+		int rc = -errno;
+		close(ps->listen_fd);
+		ps->listen_fd = -1;
+		return rc;
+	}
+	uv_poll_init(ps->loop, &ps->listener, ps->listen_fd);
+	ps->listener.data = ps;
+	ps->handles_open++;
+	return uv_poll_start(&ps->listener, UV_READABLE, on_accept);
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
@@ -182,14 +244,14 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		goto fail;
 	snprintf(url, sizeof(url), "%s%s", p->url, path);
 	curl_easy_setopt(r->easy, CURLOPT_URL, url);
-	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_channel);
+	curl_easy_setopt(r->easy, CURLOPT_ABSTRACT_UNIX_SOCKET, ps->name);
+	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETDATA, p);
-	curl_easy_setopt(r->easy, CURLOPT_SOCKOPTFUNCTION, sockopt_connected);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-	/* ssh itself takes time to connect; curl's own connect step is a no-op. */
+	/* ssh itself takes time to connect; curl's own connect is local. */
 	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	r->headers = curl_slist_append(NULL, "X-Smtd-Leader: 1");
 	if (post) {
@@ -461,6 +523,8 @@ static void handle_closed(uv_handle_t *h)
 		return;
 	for (size_t i = 0; i < ps->n; i++)
 		free(ps->peers[i].host);
+	if (ps->listen_fd >= 0)
+		close(ps->listen_fd);
 	free(ps->peers);
 	free(ps->result_json);
 	free(ps);
@@ -486,8 +550,17 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		return -E2BIG;
 	}
 	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
+	ps->listen_fd = -1;
 	rc = ps->peers ? smt_curluv_new(loop, &ps->cu) : -ENOMEM;
 	if (rc < 0) {
+		free(ps->peers);
+		free(ps);
+		return rc;
+	}
+	rc = open_listener(ps);
+	if (rc < 0) {
+		smt_error("cannot open the workers' channel socket: %s", strerror(-rc));
+		smt_curluv_close(ps->cu);
 		free(ps->peers);
 		free(ps);
 		return rc;
@@ -498,9 +571,9 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		p->index = i;
 		p->host = strdup(cfg->hosts[i]);
 		p->generation = -1;
-		/* A distinct port per worker keeps curl from reusing one worker's
-		 * channel for another: the address itself is never connected. */
-		snprintf(p->url, sizeof(p->url), "http://127.0.0.1:%zu", i + 1);
+		/* A distinct host name per worker keeps curl from lending one
+		 * worker's channel to another; it is never resolved. */
+		snprintf(p->url, sizeof(p->url), "http://worker-%zu", i + 1);
 		uv_timer_init(loop, &p->retry);
 		uv_timer_init(loop, &p->lost_timer);
 		p->retry.data = p->lost_timer.data = p;
@@ -602,8 +675,5 @@ void smt_peers_close(struct smt_peers *ps)
 		p->retry.data = p->lost_timer.data = ps;
 	}
 	smt_curluv_close(ps->cu);
-	if (ps->n == 0) {
-		free(ps->peers);
-		free(ps);
-	}
+	uv_close((uv_handle_t *)&ps->listener, handle_closed);
 }
