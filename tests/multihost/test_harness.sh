@@ -157,7 +157,9 @@ for k in 1 2 3; do
 	assert_contains "$T/pids.$k" " 1 mh-init" "PID 1 of algo-$k"
 	# Started from a script's background job, PID 1 must still have every
 	# signal at its default (SIGINT and SIGQUIT would be ignored otherwise).
-	assert_contains "/proc/$(mh_pid1 $k)/status" "SigIgn:	0000000000000000" "ignored signals of PID 1 on algo-$k"
+	# (32 and 33 are glibc's own, beyond what env --default-signal resets.)
+	ign=$(awk '/^SigIgn:/ { print $2 }' "/proc/$(mh_pid1 $k)/status")
+	assert_eq "$((16#$ign & 16#7fffffff))" 0 "signals 1-31 ignored by PID 1 on algo-$k (SigIgn $ign)"
 done
 
 # A cut link: algo-3 cannot be reached while its link is down, and can again.
