@@ -73,8 +73,8 @@ int main(int argc, char **argv)
 	gethostname(host, sizeof(host));
 	one = rank + 1;
 	MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	printf("rank=%d size=%d host=%s sum=%d probe=%s\n", rank, size, host, sum,
-	       probe ? probe : "-");
+	printf("rank=%d size=%d host=%s sum=%d probe=%s ppid=%d\n", rank, size,
+	       host, sum, probe ? probe : "-", (int)getppid());
 	fflush(stdout);
 	MPI_Finalize();
 	return 0;
@@ -93,7 +93,7 @@ expect_ranks() {
 	assert_eq "$(grep -c '^rank=' "$out")" 6 "ranks reporting in $out"
 	for r in 0 1 2 3 4 5; do
 		k=$((r / 2 + 1))
-		assert_contains "$out" "rank=$r size=6 host=algo-$k sum=21 probe=${!k}" "rank $r"
+		assert_contains "$out" "rank=$r size=6 host=algo-$k sum=21 probe=${!k} ppid=" "rank $r"
 	done
 }
 
@@ -145,6 +145,29 @@ for k in 2 3; do
 done
 echo "---- launch agent on algo-2:"
 head -3 "$T/hook-algo-2.log"
+# orted --daemonize forks: the ranks' parent is not the PID the hook had.
+hookpid=$(sed -n 's/^pid=//p' "$T/hook-algo-2.log")
+orted=$(sed -n 's/^rank=2 .* ppid=//p' "$T/hook.out")
+[ "$orted" != "$hookpid" ] || fail "orted --daemonize kept the launch agent's PID $hookpid"
+# A hook that drops --daemonize: orted keeps the hook's PID (the ranks'
+# parent) and the job still runs.
+cat >"$T/hook-fg" <<EOF
+#!/bin/bash
+echo "pid=\$\$" >"$T/hook-fg-\$(hostname).log"
+prog=\$1
+shift
+args=()
+for a in "\$@"; do [ "\$a" = --daemonize ] || args+=("\$a"); done
+exec "\$prog" "\${args[@]}"
+EOF
+chmod +x "$T/hook-fg"
+mh_exec 1 $MPIRUN -mca orte_launch_agent "$T/hook-fg orted" "$T/allreduce" >"$T/hookfg.out" 2>"$T/hookfg.err" ||
+	{ cat "$T/hookfg.err" >&2; fail "mpirun with a launch agent dropping --daemonize failed"; }
+expect_ranks "$T/hookfg.out" - - -
+for k in 2 3; do
+	hookpid=$(sed -n 's/^pid=//p' "$T/hook-fg-algo-$k.log")
+	assert_contains "$T/hookfg.out" "host=algo-$k sum=21 probe=- ppid=$hookpid" "orted in the foreground keeps the hook's PID on algo-$k"
+done
 rm -f "$T"/hook-algo-*.log
 mh_exec 1 env MH_PROBE=leader $MPIRUN -x MH_PROBE -mca orte_launch_agent "$T/hook orted" "$T/allreduce" >"$T/hookx.out" 2>"$T/hookx.err" ||
 	{ cat "$T/hookx.err" >&2; fail "mpirun -x with orte_launch_agent failed"; }
