@@ -212,7 +212,7 @@ mh_start_host() {
 	rm -f "$h/ready" "$h/exit" "$h/pid1" "$h/pidns"
 	ip netns exec "smt-$MH_ID-algo-$k" unshare --uts --pid --mount --ipc -- \
 		/bin/bash "$MH_LIB_DIR/host-init.sh" run "$MH_DIR" "$k" "$@" </dev/null >>"$h/console.log" 2>&1 &
-	MH_RUNNER[$k]=$!
+	MH_RUNNER[k]=$!
 	for ((i = 0; i < 1000; i++)); do
 		[ -e "$h/ready" ] && [ -e "$h/pid1" ] && break
 		if [ -s "$h/exit" ]; then

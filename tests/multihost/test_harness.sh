@@ -81,9 +81,9 @@ int main(int argc, char **argv)
 }
 EOF
 "$MPICC" -O2 -o "$T/allreduce" "$T/allreduce.c" || fail "cannot build allreduce.c with $MPICC"
-MPIRUN="mpirun --allow-run-as-root -np 6 --host algo-1:2,algo-2:2,algo-3:2
+MPIRUN=(mpirun --allow-run-as-root -np 6 --host algo-1:2,algo-2:2,algo-3:2
 	-mca btl_tcp_if_include eth0 -mca oob_tcp_if_include eth0
-	-mca plm_rsh_no_tree_spawn 1 -mca odls_base_sigkill_timeout 0"
+	-mca plm_rsh_no_tree_spawn 1 -mca odls_base_sigkill_timeout 0)
 
 # expect_ranks OUT PROBE1 PROBE2 PROBE3: 6 ranks, sum 21, ranks 2k-2 and
 # 2k-1 on algo-k, each seeing the MH_PROBE value given for its host.
@@ -98,7 +98,7 @@ expect_ranks() {
 }
 
 t0=$EPOCHREALTIME
-mh_exec 1 env MH_PROBE=leader $MPIRUN "$T/allreduce" >"$T/c.out" 2>"$T/c.err" ||
+mh_exec 1 env MH_PROBE=leader "${MPIRUN[@]}" "$T/allreduce" >"$T/c.out" 2>"$T/c.err" ||
 	{ cat "$T/c.err" >&2; fail "mpirun of the C program failed"; }
 echo "plain mpirun, C MPI_Allreduce, 3 hosts x 2 ranks: $(mh__elapsed "$t0") s"
 cat "$T/c.out"
@@ -115,7 +115,7 @@ if comm.rank == 0:
         print("py rank=%d size=%d host=%s" % (r, s, h))
 EOF
 t0=$EPOCHREALTIME
-mh_exec 1 $MPIRUN /usr/bin/python3 -m mpi4py "$T/gather.py" >"$T/py.out" 2>"$T/py.err" ||
+mh_exec 1 "${MPIRUN[@]}" /usr/bin/python3 -m mpi4py "$T/gather.py" >"$T/py.out" 2>"$T/py.err" ||
 	{ cat "$T/py.err" >&2; fail "mpirun of mpi4py failed"; }
 echo "plain mpirun, mpi4py gather, 3 hosts x 2 ranks: $(mh__elapsed "$t0") s"
 for r in 0 1 2 3 4 5; do
@@ -135,7 +135,7 @@ export MH_PROBE
 exec "\$@"
 EOF
 chmod +x "$T/hook"
-mh_exec 1 env MH_PROBE=leader $MPIRUN -mca orte_launch_agent "$T/hook orted" "$T/allreduce" >"$T/hook.out" 2>"$T/hook.err" ||
+mh_exec 1 env MH_PROBE=leader "${MPIRUN[@]}" -mca orte_launch_agent "$T/hook orted" "$T/allreduce" >"$T/hook.out" 2>"$T/hook.err" ||
 	{ cat "$T/hook.err" >&2; fail "mpirun with orte_launch_agent failed"; }
 expect_ranks "$T/hook.out" leader hook-algo-2 hook-algo-3
 [ ! -e "$T/hook-algo-1.log" ] || fail "the launch agent ran on the leader"
@@ -161,7 +161,7 @@ for a in "\$@"; do [ "\$a" = --daemonize ] || args+=("\$a"); done
 exec "\$prog" "\${args[@]}"
 EOF
 chmod +x "$T/hook-fg"
-mh_exec 1 $MPIRUN -mca orte_launch_agent "$T/hook-fg orted" "$T/allreduce" >"$T/hookfg.out" 2>"$T/hookfg.err" ||
+mh_exec 1 "${MPIRUN[@]}" -mca orte_launch_agent "$T/hook-fg orted" "$T/allreduce" >"$T/hookfg.out" 2>"$T/hookfg.err" ||
 	{ cat "$T/hookfg.err" >&2; fail "mpirun with a launch agent dropping --daemonize failed"; }
 expect_ranks "$T/hookfg.out" - - -
 for k in 2 3; do
@@ -169,7 +169,7 @@ for k in 2 3; do
 	assert_contains "$T/hookfg.out" "host=algo-$k sum=21 probe=- ppid=$hookpid" "orted in the foreground keeps the hook's PID on algo-$k"
 done
 rm -f "$T"/hook-algo-*.log
-mh_exec 1 env MH_PROBE=leader $MPIRUN -x MH_PROBE -mca orte_launch_agent "$T/hook orted" "$T/allreduce" >"$T/hookx.out" 2>"$T/hookx.err" ||
+mh_exec 1 env MH_PROBE=leader "${MPIRUN[@]}" -x MH_PROBE -mca orte_launch_agent "$T/hook orted" "$T/allreduce" >"$T/hookx.out" 2>"$T/hookx.err" ||
 	{ cat "$T/hookx.err" >&2; fail "mpirun -x with orte_launch_agent failed"; }
 expect_ranks "$T/hookx.out" leader leader leader
 
@@ -214,7 +214,7 @@ mh_teardown
 echo "tear-down: $(mh__elapsed "$t0") s"
 left=$(mh_leftovers)
 [ -z "$left" ] || fail "left behind after tear-down: $left"
-[ -z "$(ip netns list | grep -F "smt-$MH_LAST_ID-")" ] || fail "namespaces left"
+if ip netns list | grep -qF "smt-$MH_LAST_ID-"; then fail "namespaces left"; fi
 assert_eq "$(ip -o link show | awk -F': ' '{ print $2 }')" "$machine_links" "the machine's network interfaces"
 assert_eq "$(ls -la /root/.ssh 2>&1)" "$machine_rootssh" "the machine's /root/.ssh"
 assert_eq "$(md5sum /etc/hosts)" "$machine_etchosts" "the machine's /etc/hosts"
