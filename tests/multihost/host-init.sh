@@ -42,15 +42,6 @@ hostname "algo-$k"
 
 mount -n --bind "$dir/etc/hosts" /etc/hosts
 mount -n --bind "$dir/ssh/ssh_config" /etc/ssh/ssh_config
-# The machine's own /root/.ssh is never written: the run's keys hide it.
-if [ -d /root/.ssh ]; then
-	mount -n --bind "$dir/ssh/root" /root/.ssh
-else
-	mount -n -t tmpfs -o mode=700 tmpfs /root
-	mkdir -m 700 /root/.ssh
-	mount -n --bind "$dir/ssh/root" /root/.ssh
-fi
-
 # private_tmpfs DIR MODE: an empty tmpfs over DIR, with every MH_KEEP path
 # under DIR bound back at its place.  The tmpfs is prepared on a staging
 # mount point and moved over DIR so the paths to keep are still reachable
@@ -70,6 +61,14 @@ private_tmpfs() {
 	done
 	mount -n --move "$st" "$d"
 }
+
+# root's home is the host's own, as in a fresh container: the machine's
+# /root is never written, and its dotfiles (here a .bashrc running pyenv,
+# whose lock under /root/.pyenv a killed host leaves behind, stalling
+# every later ssh command for 60 s) do not run in the hosts' ssh sessions.
+private_tmpfs /root 700
+mkdir -m 700 /root/.ssh
+mount -n --bind "$dir/ssh/root" /root/.ssh
 
 # /opt/ml is the host's own, and a directory of the run so that a test can
 # read what the host wrote there even after the host has gone.
