@@ -1,0 +1,90 @@
+#!/bin/bash
+# host-init.sh run DIR K CMD [ARGS...] - start simulated host algo-K.
+#
+# Started by mh_start_host (hosts.sh) through `ip netns exec NS unshare
+# --uts --pid --mount --ipc`, so it runs in the host's network, UTS, IPC
+# and mount namespaces but not yet in its new PID namespace: its first
+# child is the host's PID 1.  That child (stage "init") gives the host its
+# name and private files, then execs CMD, which so becomes the host's PID 1
+# (smtd later, mh-init until then).  This stage waits for it and records
+# its PID as the machine sees it (DIR/algo-K/pid1) and its exit status,
+# 128+N when killed by signal N (DIR/algo-K/exit).  Every mount lives only
+# in the host's mount namespace and vanishes with its last process.
+set -eu
+stage=$1
+dir=$2
+k=$3
+shift 3
+h=$dir/algo-$k
+
+if [ "$stage" = run ]; then
+	# A background command of a script starts with SIGINT and SIGQUIT
+	# ignored, and a PID 1 should start as the platform starts it: with
+	# every signal at its default.
+	env --default-signal /bin/bash "$0" init "$dir" "$k" "$@" &
+	echo $! >"$h/pid1.tmp"
+	mv "$h/pid1.tmp" "$h/pid1"
+	set +e
+	wait $!
+	# Builtins only from here: once its PID 1 is gone the namespace takes
+	# no new process, and fork fails with ENOMEM.
+	echo $? >"$h/exit"
+	exit 0
+fi
+
+# MH_KEEP: colon-separated paths that must stay visible at the same path
+# inside the host even when they lie under a directory made private here.
+. "$dir/mh.env"
+
+# The new PID namespace needs its own /proc (ps, /proc/self, pidof).
+mount -n -t proc proc /proc
+hostname "algo-$k"
+
+mount -n --bind "$dir/etc/hosts" /etc/hosts
+mount -n --bind "$dir/ssh/ssh_config" /etc/ssh/ssh_config
+# private_tmpfs DIR MODE: an empty tmpfs over DIR, with every MH_KEEP path
+# under DIR bound back at its place.  The tmpfs is prepared on a staging
+# mount point and moved over DIR so the paths to keep are still reachable
+# while it is filled.
+private_tmpfs() {
+	local d=$1 mode=$2 st=$h/.stage p rel
+	mount -n -t tmpfs -o "mode=$mode" "smt-$k${d//\//-}" "$st"
+	local IFS=:
+	for p in $MH_KEEP; do
+		case $p in
+		"$d"/*)
+			rel=${p#"$d"/}
+			mkdir -p "$st/$rel"
+			mount -n --bind "$p" "$st/$rel"
+			;;
+		esac
+	done
+	mount -n --move "$st" "$d"
+}
+
+# root's home is the host's own, as in a fresh container: the machine's
+# /root is never written, and its dotfiles (here a .bashrc running pyenv,
+# whose lock under /root/.pyenv a killed host leaves behind, stalling
+# every later ssh command for 60 s) do not run in the hosts' ssh sessions.
+private_tmpfs /root 700
+mkdir -m 700 /root/.ssh
+mount -n --bind "$dir/ssh/root" /root/.ssh
+
+# /opt/ml is the host's own, and a directory of the run so that a test can
+# read what the host wrote there even after the host has gone.
+if [ -d /opt/ml ]; then
+	mount -n --bind "$h/ml" /opt/ml
+else
+	private_tmpfs /opt 755
+	mkdir /opt/ml
+	mount -n --bind "$h/ml" /opt/ml
+fi
+# Open MPI's session directories (/tmp) and shared-memory segments
+# (/dev/shm) collide between hosts unless these are private.
+private_tmpfs /run 755
+mkdir -m 755 /run/sshd
+private_tmpfs /tmp 1777
+private_tmpfs /dev/shm 1777
+
+: >"$h/ready"
+exec "$@"
