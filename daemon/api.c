@@ -40,6 +40,9 @@ struct listener {
 	int is_tcp;
 };
 
+/* At close, how long a connection may wait for its client to hang up. */
+#define LINGER_MS 2000
+
 struct conn {
 	union stream h;
 	uv_timer_t timer;
@@ -50,6 +53,7 @@ struct conn {
 	int closing;        /* uv_close called */
 	int close_after_writes;
 	int paused;         /* reading stopped until the writes drain */
+	int lingering;      /* the server closes: wait for the client's end */
 	unsigned writes;
 	char buf[16 * 1024];
 };
@@ -129,6 +133,11 @@ static void conn_close(struct conn *c)
 	api->stats.connections--;
 	uv_close(&c->h.handle, on_conn_handle_closed);
 	uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+}
+
+static void on_linger_timeout(uv_timer_t *t)
+{
+	conn_close(t->data);
 }
 
 static void on_idle_timeout(uv_timer_t *t)
@@ -233,6 +242,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 			conn_close(c);
 		return;
 	}
+	if (c->lingering)
+		return;
 	int r = smt_httpconn_feed(c->http, buf->base, (size_t)nread);
 	conn_after(c, r);
 }
@@ -660,9 +671,11 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 		listener_close(api->tcp_listener);
 	api->unix_listener = api->tcp_listener = NULL;
 	/*
-	 * Answers already queued are still delivered (a worker's reply to the
-	 * leader's result is the last thing it says); a connection closes as
-	 * soon as its writes are done, held long polls are answered first.
+	 * Answers already queued are still delivered - a worker's answer to
+	 * the leader's result is the last thing it says - and held long polls
+	 * are answered now.  A connection then stays until its client closes
+	 * it (so that an answer relayed by `smtctl dial-stdio` is not cut
+	 * off when the daemon exits), for at most LINGER_MS.
 	 */
 	struct conn *next;
 	for (struct conn *c = api->conns; c; c = next) {
@@ -673,12 +686,8 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 		}
 		if (c->closing)
 			continue;
-		uv_read_stop(&c->h.stream);
-		uv_timer_stop(&c->timer);
-		if (c->writes == 0)
-			conn_close(c);
-		else
-			c->close_after_writes = 1;
+		c->lingering = 1;
+		uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
 	}
 	if (api->live == 0)
 		api_finish(api);

@@ -64,6 +64,22 @@ static void close_timer(uv_timer_t *t)
 		uv_close((uv_handle_t *)t, NULL);
 }
 
+/* The control socket is closed last: its answers - a worker's reply to the
+ * leader's result - may still travel through sshd. */
+static void on_api_closed(void *arg)
+{
+	struct smt_daemon *d = arg;
+
+	if (d->sshd) {
+		smt_sshd_stop(d->sshd);
+		d->sshd = NULL;
+	}
+	if (d->reaper) {
+		smt_reaper_close(d->reaper);
+		d->reaper = NULL;
+	}
+}
+
 /* Close every handle, so that the loop ends. */
 static void close_all(struct smt_daemon *d)
 {
@@ -77,17 +93,12 @@ static void close_all(struct smt_daemon *d)
 	close_timer(&d->grace_timer);
 	smt_leader_close(d);
 	smt_worker_close(d);
-	if (d->sshd) {
-		smt_sshd_stop(d->sshd);
-		d->sshd = NULL;
-	}
 	if (d->api) {
-		smt_api_close(d->api, NULL, NULL);
+		struct smt_api *api = d->api;
 		d->api = NULL;
-	}
-	if (d->reaper) {
-		smt_reaper_close(d->reaper);
-		d->reaper = NULL;
+		smt_api_close(api, on_api_closed, d);
+	} else {
+		on_api_closed(d);
 	}
 }
 

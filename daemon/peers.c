@@ -69,6 +69,7 @@ struct smt_peers {
 	int handles_open;
 	size_t results_pending;
 	char *result_json;
+	char **job_hosts;       /* our copy of cfg.job_hosts */
 	char name[64];          /* the abstract socket curl connects to */
 	int listen_fd;
 	uv_poll_t listener;
@@ -368,6 +369,8 @@ static void probe_answer(struct peer *p, json_t *st)
 	}
 	p->ready = 1;
 	p->attempt = 0;
+	if (json_is_integer(json_object_get(st, SMT_F_GENERATION)))
+		p->generation = json_integer_value(json_object_get(st, SMT_F_GENERATION));
 	ps->nready++;
 	smt_info("worker %s is ready (%zu/%zu)", p->host, ps->nready, ps->n);
 	ps->ops->news(ps->ctx, p->index, st);
@@ -496,7 +499,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 			break;
 		}
 		channel_ok(p);
-		json_t *gen = json_object_get(st, "generation");
+		json_t *gen = json_object_get(st, SMT_F_GENERATION);
 		if (json_is_integer(gen) && json_integer_value(gen) != p->generation) {
 			p->generation = json_integer_value(gen);
 			ps->ops->news(ps->ctx, p->index, st);
@@ -515,19 +518,27 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 
 /* ---- the module ---- */
 
+static void free_copies(struct smt_peers *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->peers[i].host);
+	for (size_t i = 0; ps->job_hosts && i < ps->cfg.njob_hosts; i++)
+		free(ps->job_hosts[i]);
+	free(ps->job_hosts);
+	free(ps->peers);
+	free(ps->result_json);
+	free(ps);
+}
+
 static void handle_closed(uv_handle_t *h)
 {
 	struct smt_peers *ps = h->data;
 
 	if (--ps->handles_open > 0)
 		return;
-	for (size_t i = 0; i < ps->n; i++)
-		free(ps->peers[i].host);
 	if (ps->listen_fd >= 0)
 		close(ps->listen_fd);
-	free(ps->peers);
-	free(ps->result_json);
-	free(ps);
+	free_copies(ps);
 }
 
 int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
@@ -551,18 +562,22 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	}
 	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
 	ps->listen_fd = -1;
-	rc = ps->peers ? smt_curluv_new(loop, &ps->cu) : -ENOMEM;
+	/* The caller's arrays need not outlive this call. */
+	ps->job_hosts = calloc(cfg->njob_hosts ? cfg->njob_hosts : 1, sizeof(*ps->job_hosts));
+	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
+		ps->job_hosts[i] = strdup(cfg->job_hosts[i]);
+	ps->cfg.job_hosts = (const char *const *)ps->job_hosts;
+	ps->cfg.hosts = NULL;
+	rc = ps->peers && ps->job_hosts ? smt_curluv_new(loop, &ps->cu) : -ENOMEM;
 	if (rc < 0) {
-		free(ps->peers);
-		free(ps);
+		free_copies(ps);
 		return rc;
 	}
 	rc = open_listener(ps);
 	if (rc < 0) {
 		smt_error("cannot open the workers' channel socket: %s", strerror(-rc));
 		smt_curluv_close(ps->cu);
-		free(ps->peers);
-		free(ps);
+		free_copies(ps);
 		return rc;
 	}
 	for (size_t i = 0; i < ps->n; i++) {
