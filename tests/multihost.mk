@@ -9,3 +9,5 @@ tests_multihost_mh_init_CFLAGS = $(WARN_CFLAGS)
 tests_multihost_mh_init_LDFLAGS =
 TESTS += tests/multihost/test_harness.sh
 EXTRA_DIST += tests/multihost/hosts.sh tests/multihost/host-init.sh
+TESTS += tests/multihost/test_smtd_job.sh
+EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/test_smtd_job.sh
