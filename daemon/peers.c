@@ -380,6 +380,11 @@ static void probe_answer(struct peer *p, json_t *st)
 
 /* ---- losing and regaining a channel ---- */
 
+/*
+ * A worker is lost when nothing was heard from it for the peer timeout:
+ * the timer is re-armed by every answer, and the long poll makes the
+ * worker answer at least every watch period (a third of the timeout).
+ */
 static void on_lost_timer(uv_timer_t *t)
 {
 	struct peer *p = t->data;
@@ -388,19 +393,22 @@ static void on_lost_timer(uv_timer_t *t)
 	if (p->lost || p->ps->closing)
 		return;
 	p->lost = 1;
-	snprintf(why, sizeof(why), "its channel was down for more than %.1f s",
+	snprintf(why, sizeof(why), "nothing was heard from it for %.1f s (--peer-timeout)",
 		 p->ps->cfg.peer_timeout);
 	p->ps->ops->lost(p->ps->ctx, p->index, why);
+}
+
+static void heard(struct peer *p)
+{
+	uv_timer_start(&p->lost_timer, on_lost_timer, (uint64_t)(p->ps->cfg.peer_timeout * 1000), 0);
 }
 
 static void channel_failed(struct peer *p, const char *why)
 {
 	if (!p->down) {
 		p->down = 1;
-		smt_warn("channel to %s failed (%s); retrying for up to %.1f s", p->host, why,
-			 p->ps->cfg.peer_timeout);
-		uv_timer_start(&p->lost_timer, on_lost_timer,
-			       (uint64_t)(p->ps->cfg.peer_timeout * 1000), 0);
+		smt_warn("channel to %s failed (%s); retrying until %.1f s after it was last heard",
+			 p->host, why, p->ps->cfg.peer_timeout);
 	}
 	retry_later(p);
 }
@@ -408,9 +416,9 @@ static void channel_failed(struct peer *p, const char *why)
 static void channel_ok(struct peer *p)
 {
 	p->attempt = 0;
+	heard(p);
 	if (p->down) {
 		p->down = 0;
-		uv_timer_stop(&p->lost_timer);
 		smt_info("channel to %s is back", p->host);
 	}
 }
@@ -423,8 +431,8 @@ static void send_watch(struct peer *p)
 
 	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld",
 		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000));
-	if (req_send(p, REQ_WATCH, path, NULL,
-		     (long)((p->ps->cfg.watch_timeout + p->ps->cfg.peer_timeout) * 1000)) < 0)
+	/* An answer later than this means the channel is stuck. */
+	if (req_send(p, REQ_WATCH, path, NULL, (long)(p->ps->cfg.watch_timeout * 2000 + 1000)) < 0)
 		channel_failed(p, "out of memory");
 }
 
@@ -551,8 +559,13 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		return -ENOMEM;
 	ps->loop = loop;
 	ps->cfg = *cfg;
-	if (ps->cfg.watch_timeout <= 0)
-		ps->cfg.watch_timeout = 5;
+	if (ps->cfg.watch_timeout <= 0) {
+		ps->cfg.watch_timeout = ps->cfg.peer_timeout / 3;
+		if (ps->cfg.watch_timeout > 5)
+			ps->cfg.watch_timeout = 5;
+		if (ps->cfg.watch_timeout < 0.2)
+			ps->cfg.watch_timeout = 0.2;
+	}
 	ps->ops = ops;
 	ps->ctx = ctx;
 	ps->n = cfg->nhosts;
@@ -611,6 +624,7 @@ void smt_peers_launched(struct smt_peers *ps)
 		struct peer *p = &ps->peers[i];
 		if (p->lost)
 			continue;
+		heard(p);
 		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000);
 		send_watch(p);
 	}

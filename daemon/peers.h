@@ -17,8 +17,8 @@
  * poll (GET /v1/status?wait=GEN&timeout=MS) that the worker answers when
  * its state changes or after MS; the answer is the worker's news and the
  * heartbeat of the channel both ways.  When a channel fails it is re-opened
- * with the same back-off; if it is not back within the peer timeout the
- * worker is lost.  At the end the result is POSTed to every worker.
+ * with the same back-off; a worker not heard from for the peer timeout is
+ * lost.  At the end the result is POSTed to every worker.
  */
 #ifndef SMT_PEERS_H
 #define SMT_PEERS_H
@@ -54,7 +54,8 @@ struct smt_peers_config {
 	const char *smtctl_path;    /* smtctl on the workers */
 	const char *remote_socket;  /* the workers' control socket path */
 	double peer_timeout;        /* seconds a failed channel may stay down */
-	double watch_timeout;       /* seconds a long poll is held; default 5 */
+	double watch_timeout;       /* seconds a long poll is held; 0: a third of
+				       the peer timeout, between 0.2 and 5 */
 };
 
 int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,

@@ -24,8 +24,9 @@
 #include "killtree.h"
 #include "log.h"
 
-/* How long the leader's long poll is held; peers.c asks for 5 s. */
-#define WATCH_PERIOD_S 5.0
+/* The leader's long polls come at least every third of its peer timeout;
+ * this much slack covers a slow answer on top of ours. */
+#define CONTACT_SLACK_S 1.0
 /* Without an announcement this soon after the launch, look for orted. */
 #define ORTED_SCAN_MS 5000
 
@@ -98,9 +99,9 @@ static void on_leader_lost(uv_timer_t *t)
 	char text[512];
 
 	snprintf(text, sizeof(text),
-		 "LostLeader: the leader %s was lost: its channel to %s was silent for more than "
-		 "%.1f s\n", smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
-		 WATCH_PERIOD_S + d->opts->peer_timeout);
+		 "LostLeader: the leader %s was lost: nothing was heard from it on %s for %.1f s "
+		 "(--peer-timeout)\n", smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
+		 d->opts->peer_timeout);
 	smt_error("%.*s", (int)strcspn(text, "\n"), text);
 	drain(d, SIGTERM, SMT_EXIT_PEER, text);
 }
@@ -118,7 +119,7 @@ void smt_worker_contact(struct smt_daemon *d)
 	}
 	if (d->launched)
 		uv_timer_start(&d->contact_timer, on_leader_lost,
-			       (uint64_t)((WATCH_PERIOD_S + d->opts->peer_timeout) * 1000), 0);
+			       (uint64_t)((d->opts->peer_timeout + CONTACT_SLACK_S) * 1000), 0);
 }
 
 static void on_wait_timeout(uv_timer_t *t)
