@@ -45,6 +45,7 @@ struct peer {
 	char url[64];
 	int ready;
 	int lost;
+	int mismatch;        /* answered, but belongs to another job */
 	int down;            /* the channel failed and is being re-opened */
 	int result_done;
 	unsigned attempt;
@@ -351,7 +352,7 @@ static void probe_answer(struct peer *p, json_t *st)
 	char what[1200];
 
 	if (hosts_differ(ps, json_object_get(st, SMT_F_HOSTS), what, sizeof(what))) {
-		p->lost = 1;
+		p->mismatch = 1;
 		ps->ops->mismatch(ps->ctx, p->index, what);
 		return;
 	}
@@ -359,7 +360,7 @@ static void probe_answer(struct peer *p, json_t *st)
 	    strcmp(leader, ps->cfg.leader) != 0) {
 		snprintf(what, sizeof(what), "it runs as %s with leader %s, expected a worker of leader %s",
 			 role ? role : "?", leader ? leader : "?", ps->cfg.leader);
-		p->lost = 1;
+		p->mismatch = 1;
 		ps->ops->mismatch(ps->ctx, p->index, what);
 		return;
 	}
@@ -481,7 +482,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	}
 	enum req_kind kind = r->kind;
 	req_free(r);
-	if (ps->closing || p->lost) {
+	if (ps->closing || (p->lost && kind != REQ_RESULT) || (p->mismatch && kind == REQ_PROBE)) {
 		json_decref(st);
 		return;
 	}
@@ -640,7 +641,9 @@ void smt_peers_send_result(struct smt_peers *ps, json_t *result)
 		struct peer *p = &ps->peers[i];
 		uv_timer_stop(&p->retry);
 		uv_timer_stop(&p->lost_timer);
-		if (p->lost || !p->ready) {
+		/* A worker of another job hears the result too: it must not wait
+		 * for a launch that will not come. */
+		if (p->lost || !(p->ready || p->mismatch)) {
 			p->result_done = 1;
 			continue;
 		}

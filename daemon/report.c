@@ -34,6 +34,7 @@ static const char *const kind_names[] = {
 	[SMT_FAIL_LAUNCH] = "LaunchFailed",
 	[SMT_FAIL_MPIRUN_KILLED] = "MpirunKilled",
 	[SMT_FAIL_JOB_FAILED] = "JobFailed",
+	[SMT_FAIL_DAEMON_LOST] = "DaemonLost",
 };
 
 const char *smt_failure_kind_name(enum smt_failure_kind kind)
@@ -652,6 +653,23 @@ void smt_report_analyse(const struct smt_output *out,
 		goto out;
 	}
 	case F_NONE:
+		/* A host's orted died or became unreachable mid-job: name it. */
+		if (flat_find(&m, "Remote daemon: [[") &&
+		    flat_find(&m, "lost communication with a remote daemon")) {
+			const char *node = strstr(flat_find(&m, "Remote daemon: [["), " on node ");
+			size_t n = 0;
+			if (node) {
+				node += 9;
+				while (node[n] && node[n] != ' ' && node[n] != '\n' && n < sizeof(r->host) - 1)
+					n++;
+				snprintf(r->host, sizeof(r->host), "%.*s", (int)n, node);
+			}
+			r->kind = SMT_FAIL_DAEMON_LOST;
+			appendf(s, &len, cap, "DaemonLost: mpirun lost the Open MPI daemon (orted) on %s: "
+				"its host, its network link or orted itself failed",
+				r->host[0] ? r->host : "a worker");
+			goto out;
+		}
 		if (f.launch_at) {
 			char sentence[SENTENCE_MAX + 1];
 

@@ -23,6 +23,7 @@
  *   RankFailed         a rank exited with a nonzero code / called MPI_Abort
  *                      / exited without MPI_Finalize
  *   RankKilled         a rank was killed by a signal
+ *   DaemonLost         mpirun lost the Open MPI daemon (orted) of a host
  *   LaunchFailed       mpirun could not start the job (slots, daemons, ...)
  *   MpirunKilled       mpirun itself was killed by a signal
  *   JobFailed          anything else: the exit code, and the first error
@@ -58,6 +59,7 @@ enum smt_failure_kind {
 	SMT_FAIL_LAUNCH,
 	SMT_FAIL_MPIRUN_KILLED,
 	SMT_FAIL_JOB_FAILED,
+	SMT_FAIL_DAEMON_LOST,
 };
 
 /* What the supervisor knows when the job has ended. */

@@ -11,3 +11,5 @@ TESTS += tests/multihost/test_harness.sh
 EXTRA_DIST += tests/multihost/hosts.sh tests/multihost/host-init.sh
 TESTS += tests/multihost/test_smtd_job.sh
 EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/test_smtd_job.sh
+TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
+EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh

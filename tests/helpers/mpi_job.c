@@ -9,6 +9,8 @@
  *   lines N                every rank prints N numbered lines on stdout
  *   bytes FILE             rank 0 copies FILE to stdout byte for byte
  *   hostname               every rank prints gethostname() and SM_CURRENT_HOST
+ *   sleep S                every rank says it is ready, sleeps S seconds,
+ *                          then meets the others in MPI_Barrier
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -63,6 +65,11 @@ int main(int argc, char **argv)
 			if (f)
 				fclose(f);
 		}
+	} else if (!strcmp(mode, "sleep") && argc > 2) {
+		printf("rank %d ready\n", rank);
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[2]));
+		MPI_Barrier(MPI_COMM_WORLD);
 	} else if (!strcmp(mode, "hostname")) {
 		char name[256] = "";
 		gethostname(name, sizeof(name));

@@ -52,3 +52,69 @@ smtd_show_all() {
 		grep -v '^Accepted publickey\|^Received disconnect\|^Disconnected from' "$(smtd_console "$k")" | tail -40 >&2
 	done
 }
+
+# smtd_check K CODE [TEXT...]: host K exited CODE and its failure file
+# holds every TEXT (fixed strings); with CODE 0, a success file.
+smtd_check() {
+	local k=$1 want=$2 code f
+	shift 2
+	code=EXIT_$k
+	if [ "${!code}" != "$want" ]; then
+		smtd_show_all
+		fail "algo-$k exited ${!code}, expected $want"
+	fi
+	f=$(smtd_failure "$k")
+	if [ "$want" = 0 ]; then
+		[ -f "$(mh_host_dir "$k")/ml/output/success" ] || fail "no success file on algo-$k"
+		return
+	fi
+	[ -s "$f" ] || fail "no failure file on algo-$k"
+	for text in "$@"; do
+		grep -qF -- "$text" "$f" || { smtd_show_all; fail "algo-$k's failure lacks '$text': $(head -3 "$f")"; }
+	done
+	echo "algo-$k ($want): $(head -1 "$f")"
+}
+
+# smtd_nothing_left: no process is left in any host's PID namespace.
+smtd_nothing_left() {
+	local k left
+	for ((k = 1; k <= MH_N; k++)); do
+		left=$(mh_pids "$k")
+		[ -z "$left" ] || fail "processes left on algo-$k: $left"
+	done
+}
+
+# smtd_time_since T0: the time from T0 (an $EPOCHREALTIME) to the last
+# host's exit, printed and returned in SINCE.
+smtd_time_since() {
+	local k last=0 t
+	for ((k = 1; k <= MH_N; k++)); do
+		t=T_END_$k
+		last=$(awk -v a="$last" -v b="${!t}" 'BEGIN { print (b > a ? b : a) }')
+	done
+	SINCE=$(awk -v a="$1" -v b="$last" 'BEGIN { printf "%.2f", b - a }')
+	echo "fault to the last host's exit: $SINCE s"
+}
+
+# smtd_pid_of K COMM: the machine's PID of the first process named COMM in
+# host K, waiting for it to appear.
+smtd_pid_of() {
+	local i pid
+	for ((i = 0; i < 400; i++)); do
+		pid=$(mh_pids "$1" | awk -v c="$2" '$3 == c { print $1; exit }')
+		[ -n "$pid" ] && { echo "$pid"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# smtd_wait_line K TEXT: wait until host K's console shows TEXT.
+smtd_wait_line() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -qF -- "$2" "$(smtd_console "$1")" && return 0
+		sleep 0.05
+	done
+	smtd_show_all
+	fail "algo-$1 never printed '$2'"
+}

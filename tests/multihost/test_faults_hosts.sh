@@ -1,0 +1,124 @@
+#!/bin/bash
+# Issue 7, the faults of hosts and links, and stops, on 3 simulated hosts:
+# rows 5, 6, 7, 8, 9 and 10 of the fault matrix, and a transient drop
+# shorter than --peer-timeout that must not end the job.
+[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/multihost/hosts.sh"
+. "$top_srcdir/tests/multihost/smtd.sh"
+mh_require
+smt_tmpdir
+MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
+JOB="$MPIDIR/mpi_job"
+hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
+PT=3      # --peer-timeout for these tests
+GRACE=2   # --grace
+
+row() {
+	echo "---- $1"
+	mkdir -p "$T/$1"
+	mh_setup 3 "$T/$1"
+	for k in 1 2 3; do smtd_hyper $k "$hyper"; done
+}
+start_all() {
+	for k in 1 2 3; do smtd_start $k --peer-timeout $PT --grace $GRACE "$@"; done
+}
+within() { # within SECONDS WHAT
+	awk -v s="$SINCE" -v l="$1" 'BEGIN { exit !(s <= l) }' || fail "$2 took $SINCE s (> $1 s)"
+}
+
+# Row 5: a worker host vanishes mid-job.
+row vanish
+start_all -- "$JOB" sleep 60
+smtd_wait_line 1 "rank 5 ready"
+t0=$EPOCHREALTIME
+mh_vanish 3
+smtd_wait_all 60
+smtd_time_since "$t0"
+smtd_check 1 3 "LostHost" "algo-3"
+smtd_check 2 3 "algo-3"
+within $((PT + GRACE + 2)) "a vanished worker"
+mh_teardown
+
+# Row 6: the leader host vanishes mid-job.
+row leader
+start_all -- "$JOB" sleep 60
+smtd_wait_line 1 "rank 5 ready"
+t0=$EPOCHREALTIME
+mh_vanish 1
+smtd_wait_all 60
+smtd_time_since "$t0"
+smtd_check 2 3 "LostLeader" "algo-1"
+smtd_check 3 3 "LostLeader" "algo-1"
+smtd_nothing_left
+within $((PT + GRACE + 2)) "a vanished leader"
+mh_teardown
+
+# Row 7: the link between the leader and one worker goes down mid-job.
+row link
+start_all -- "$JOB" sleep 60
+smtd_wait_line 1 "rank 5 ready"
+t0=$EPOCHREALTIME
+mh_link_down 2
+smtd_wait_all 60
+smtd_time_since "$t0"
+smtd_check 1 3 "LostHost" "algo-2"
+smtd_check 2 3 "LostLeader" "algo-1"
+smtd_check 3 3 "algo-2"
+smtd_nothing_left
+within $((PT + GRACE + 2)) "a cut link"
+mh_teardown
+
+# A transient drop shorter than --peer-timeout does not end the job.
+row blip
+for k in 1 2 3; do smtd_start $k --peer-timeout 6 -- "$JOB" sleep 6; done
+smtd_wait_line 1 "rank 5 ready"
+mh_link_down 2
+sleep 1.5
+mh_link_up 2
+smtd_wait_all 60
+for k in 1 2 3; do smtd_check $k 0; done
+mh_teardown
+
+# Row 8: a worker never comes up.
+row missing
+smtd_start 1 --wait-timeout 3 -- "$JOB" allreduce
+smtd_start 2 --wait-timeout 3 -- "$JOB" allreduce
+for k in 1 2; do code=$(mh_wait $k 30) || fail "algo-$k did not end"; eval "EXIT_$k=$code"; done
+smtd_check 1 3 "PeersNotReady" "algo-3"
+smtd_check 2 3 "algo-3"
+mh_teardown
+row noleader
+smtd_start 2 --wait-timeout 2 -- "$JOB" allreduce
+code=$(mh_wait 2 30) || fail "algo-2 did not end"; EXIT_2=$code
+smtd_check 2 3 "LeaderNotReady" "algo-1"
+mh_teardown
+
+# Row 9: SIGTERM to every host at once, as a platform stop does.
+row stopall
+start_all -- "$JOB" sleep 60
+smtd_wait_line 1 "rank 5 ready"
+t0=$EPOCHREALTIME
+for k in 1 2 3; do mh_kill $k TERM; done
+smtd_wait_all 60
+smtd_time_since "$t0"
+for k in 1 2 3; do smtd_check $k 143 "Stopped" "SIGTERM"; done
+for k in 1 2 3; do grep -q "RankFailed\|RankKilled" "$(smtd_failure $k)" && fail "algo-$k blames a rank"; done
+smtd_nothing_left
+within $((GRACE + 1)) "a stop of every host"
+mh_teardown
+
+# Row 10: SIGTERM to the leader only.
+row stopleader
+start_all -- "$JOB" sleep 60
+smtd_wait_line 1 "rank 5 ready"
+t0=$EPOCHREALTIME
+mh_kill 1 TERM
+smtd_wait_all 60
+smtd_time_since "$t0"
+smtd_check 1 143 "Stopped" "SIGTERM"
+smtd_check 2 1 "Stopped" "algo-1"
+smtd_check 3 1 "Stopped" "algo-1"
+smtd_nothing_left
+mh_teardown
+echo ok

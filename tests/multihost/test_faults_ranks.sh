@@ -1,0 +1,110 @@
+#!/bin/bash
+# Issue 7, the faults of a rank, orted, sshd and the configuration, on 3
+# simulated hosts: rows 1, 2, 3, 4, 11, 12 and 13 of the fault matrix.
+# After each: every host's exit code, its failure file naming the culprit,
+# no process left in any host, and the time from the fault to the last exit.
+[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/multihost/hosts.sh"
+. "$top_srcdir/tests/multihost/smtd.sh"
+mh_require
+smt_tmpdir
+MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
+JOB="$MPIDIR/mpi_job"
+hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
+
+row() { # row NAME: a fresh set of 3 hosts
+	echo "---- $1"
+	mkdir -p "$T/$1"
+	mh_setup 3 "$T/$1"
+	for k in 1 2 3; do smtd_hyper $k "$hyper"; done
+}
+
+# Row 1: a rank on a worker exits 3.
+row exit3
+for k in 1 2 3; do smtd_start $k -- "$JOB" exit 3 3; done
+smtd_wait_all 60
+for k in 1 2 3; do smtd_check $k 1 "rank 3" "algo-2" "code 3"; done
+smtd_nothing_left
+mh_teardown
+
+# Row 13: a rank exits 1 while the others hang in MPI_Barrier.
+row barrier
+for k in 1 2 3; do smtd_start $k -- "$JOB" exit 4 1; done
+smtd_wait_all 60
+for k in 1 2 3; do smtd_check $k 1 "rank 4" "algo-3" "code 1"; done
+smtd_nothing_left
+mh_teardown
+
+# Row 2: a rank on a worker is SIGKILLed.
+row sigkill
+for k in 1 2 3; do smtd_start $k -- "$JOB" sleep 60; done
+smtd_wait_line 1 "rank 5 ready"
+pid=$(smtd_pid_of 2 mpi_job) || fail "no rank found on algo-2"
+t0=$EPOCHREALTIME
+kill -KILL "$pid"
+smtd_wait_all 60
+smtd_time_since "$t0"
+for k in 1 2 3; do smtd_check $k 1 "algo-2" "SIGKILL" "rank "; done
+grep -qE "rank [23] " "$(smtd_failure 1)" || fail "the killed rank (2 or 3) is not named: $(head -1 "$(smtd_failure 1)")"
+smtd_nothing_left
+mh_teardown
+
+# Row 3: a Python exception on a rank of the leader.
+row pyraise
+cat >"$T/pyraise/raise.py" <<'PY'
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+if c.Get_rank() == 1:
+    raise ValueError("shapes do not match")
+c.Barrier()
+PY
+for k in 1 2 3; do smtd_start $k -- /usr/bin/python3 -m mpi4py "$T/pyraise/raise.py"; done
+smtd_wait_all 60
+for k in 1 2 3; do smtd_check $k 1 "ValueError: shapes do not match" "rank 1" "algo-1"; done
+smtd_nothing_left
+mh_teardown
+
+# Row 4: orted on a worker is SIGKILLed; its orphaned ranks die with it.
+row orted
+for k in 1 2 3; do smtd_start $k -- "$JOB" sleep 60; done
+smtd_wait_line 1 "rank 5 ready"
+pid=$(smtd_pid_of 3 orted) || fail "no orted on algo-3"
+t0=$EPOCHREALTIME
+kill -KILL "$pid"
+smtd_wait_all 60
+smtd_time_since "$t0"
+for k in 1 2 3; do smtd_check $k 1 "algo-3"; done
+smtd_nothing_left
+mh_teardown
+
+# Row 11: sshd killed on a worker before the launch: restarted, the job runs.
+row sshd
+smtd_start 2 -- "$JOB" allreduce
+pid=$(smtd_pid_of 2 sshd) || fail "no sshd on algo-2"
+kill -KILL "$pid"
+i=0
+until mh_exec 2 "$SMTCTL" status --json >"$T/sshd/status.json" 2>/dev/null &&
+	grep -q '"sshd_restarts": *1' "$T/sshd/status.json"; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "sshd restart not counted: $(cat "$T/sshd/status.json")"
+	sleep 0.05
+done
+mh_exec 2 "$SMTCTL" status | grep -i sshd || true
+smtd_start 1 -- "$JOB" allreduce
+smtd_start 3 -- "$JOB" allreduce
+smtd_wait_all 60
+for k in 1 2 3; do smtd_check $k 0; done
+smtd_nothing_left
+mh_teardown
+
+# Row 12: one host's resourceconfig lists other hosts: nothing is launched.
+row mismatch
+mh_write_resourceconfig 3 '["algo-1","algo-2","algo-3","algo-4"]'
+for k in 1 2 3; do smtd_start $k -- "$JOB" allreduce; done
+smtd_wait_all 60
+for k in 1 2 3; do smtd_check $k 2 "algo-3" "ConfigurationError"; done
+grep -q "launched" "$(smtd_console 1)" && fail "the leader launched mpirun"
+grep -q "rank 0 of" "$(smtd_console 1)" && fail "a rank ran"
+smtd_nothing_left
+mh_teardown
+echo ok
