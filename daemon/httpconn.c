@@ -781,8 +781,6 @@ int smt_httpconn_release(struct smt_httpconn *c)
 		return 0;
 	c->held = 0;
 	status_now(c);
-	if (!c->closing && c->ops->leader_contact && c->leader_req)
-		c->ops->leader_contact(c->ctx);
 	http_parser_pause(&c->parser, 0);
 	if (c->closing || c->pending_len == 0)
 		return 1;

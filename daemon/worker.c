@@ -24,9 +24,6 @@
 #include "killtree.h"
 #include "log.h"
 
-/* The leader's long polls come at least every third of its peer timeout;
- * this much slack covers a slow answer on top of ours. */
-#define CONTACT_SLACK_S 1.0
 /* Without an announcement this soon after the launch, look for orted. */
 #define ORTED_SCAN_MS 5000
 
@@ -117,9 +114,11 @@ void smt_worker_contact(struct smt_daemon *d)
 		uv_timer_again(&d->wait_timer);
 		smt_daemon_changed(d);
 	}
+	/* The leader's long polls arrive at least every third of its peer
+	 * timeout: silence for the whole timeout means it is gone. */
 	if (d->launched)
 		uv_timer_start(&d->contact_timer, on_leader_lost,
-			       (uint64_t)((d->opts->peer_timeout + CONTACT_SLACK_S) * 1000), 0);
+			       (uint64_t)(d->opts->peer_timeout * 1000), 0);
 }
 
 static void on_wait_timeout(uv_timer_t *t)
@@ -159,8 +158,12 @@ static void on_orted_exit(void *arg, pid_t pid)
 	n = signal_job(d, SIGKILL);
 	if (n > 0)
 		smt_warn("killed %d process%s of the job left behind by orted", n, n == 1 ? "" : "es");
-	if (d->draining)
+	if (d->draining) {
+		/* orted's death is seen through its pidfd, not through SIGCHLD. */
+		if (signal_job(d, 0) <= 0)
+			drained(d);
 		return;
+	}
 	smt_daemon_set_state(d, SMT_STATE_FINISHING);
 	uv_timer_stop(&d->phase_timer);
 	uv_timer_start(&d->phase_timer, on_result_timeout,
