@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -267,8 +268,18 @@ static void print_job(json_t *job)
 	if (json_is_integer(json_object_get(job, SMT_F_PID)))
 		printf(" pid %" JSON_INTEGER_FORMAT,
 		       json_integer_value(json_object_get(job, SMT_F_PID)));
+	else
+		printf(" not started");
 	if (json_is_string(json_object_get(job, SMT_F_START_TIME)))
 		printf(", started %s", str_or(job, SMT_F_START_TIME, ""));
+	else if (json_is_number(json_object_get(job, SMT_F_START_TIME))) {
+		time_t t = (time_t)json_number_value(json_object_get(job, SMT_F_START_TIME));
+		struct tm tm;
+		char when[32];
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		printf(", started %s", when);
+	}
 	if (json_is_array(ranks))
 		printf(", %zu ranks", json_array_size(ranks));
 	printf("\n");
@@ -307,6 +318,9 @@ static void print_status(json_t *st)
 	if (json_is_array(json_object_get(st, SMT_F_HOSTS)))
 		print_hosts(json_object_get(st, SMT_F_HOSTS));
 	print_job(json_object_get(st, SMT_F_JOB));
+	if (json_is_integer(json_object_get(st, SMT_F_SSHD_RESTARTS)))
+		printf("%-10s %" JSON_INTEGER_FORMAT " restart(s)\n", "sshd",
+		       json_integer_value(json_object_get(st, SMT_F_SSHD_RESTARTS)));
 	if (json_is_string(failure))
 		printf("%-10s %s\n", "failure", json_string_value(failure));
 	else if (json_is_object(failure))

@@ -1,48 +1,71 @@
-#!/bin/sh
-# The demo: build smtd and run the example job of examples/ for real: a
-# 2-rank python3 + mpi4py job under mpirun, supervised by smtd, ending
-# with the success file.  As root the host is named algo-1 (as in the
-# example's resourceconfig.json) in its own UTS and mount namespace;
-# otherwise the example is rewritten for this machine's host name.
+#!/bin/bash
+# The demo: build smtd and run the example job of examples/ for real.
+#
+# As root with namespaces: 3 simulated hosts (examples/three-hosts), each
+# with its own network, host name, /opt/ml and sshd, smtd as every host's
+# PID 1; a 3 x 2-rank python3 + mpi4py job; `smtctl status` on the leader
+# while it runs; every host's result.  Otherwise: the one-host example
+# (examples/single) on this machine.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 scripts/setup.sh
 scripts/build.sh build
-
-root=$(mktemp -d /tmp/smtd-demo.XXXXXX)
-cp -r examples/single/input "$root/input"
-cp -r examples/code "$root/code"
-mkdir -p "$root/output" "$root/model"
+export top_srcdir=$top top_builddir=$top/build
+export SMTD=$top/build/smtd SMTCTL=$top/build/smtctl
+export SMTD_PRELOAD=$top/build/preload/.libs/libsmthostname.so
 # Debian's python3 is the one with mpi4py.
 export PATH="/usr/bin:$PATH"
-smtd="$top/build/smtd"
-set -- --root "$root" --socket "$root/smtd.sock" \
-	--preload "$top/build/preload/.libs/libsmthostname.so" --smtctl "$top/build/smtctl"
 
-echo "demo: job root $root"
-echo "demo: the plan (smtd --dry-run):"
-if [ "$(id -u)" = 0 ] && unshare --uts --mount true 2>/dev/null; then
-	printf '127.0.0.1 localhost\n127.0.1.1 algo-1\n' > "$root/hosts"
-	run() {
-		unshare --uts --mount --fork sh -c \
-			'hostname algo-1 && mount --bind "$0" /etc/hosts && exec "$@"' "$root/hosts" "$@"
-	}
-else
+one_host() {
+	root=$(mktemp -d /tmp/smtd-demo.XXXXXX)
+	cp -r examples/single/input "$root/input"
+	cp -r examples/code "$root/code"
 	h=$(hostname)
-	echo "demo: not root: running as host $h instead of algo-1"
 	sed "s/algo-1/$h/g" examples/single/input/config/resourceconfig.json > "$root/input/config/resourceconfig.json"
-	run() { "$@"; }
+	echo "demo: one host ($h), job root $root"
+	"$SMTD" --root "$root" --socket "$root/smtd.sock" --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --dry-run
+	rc=0
+	"$SMTD" --root "$root" --socket "$root/smtd.sock" --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" || rc=$?
+	echo "demo: smtd exited with $rc; $root/output holds: $(ls "$root/output")"
+	exit $rc
+}
+
+if [ "$(id -u)" != 0 ] || ! unshare --uts --mount --net true 2>/dev/null; then
+	echo "demo: not root or no namespaces here: running the one-host example"
+	one_host
 fi
-run "$smtd" "$@" --dry-run
+
+. tests/lib.sh
+. tests/multihost/hosts.sh
+. tests/multihost/smtd.sh
+T=$(mktemp -d /tmp/smtd-demo.XXXXXX)
+mh_setup 3 "$T"
+for k in 1 2 3; do
+	cp examples/three-hosts/algo-$k/input/config/*.json "$(mh_host_dir $k)/ml/input/config/"
+	cp examples/code/* "$(mh_host_dir $k)/ml/code/"
+done
+echo "demo: the leader's plan (smtd --dry-run on algo-1):"
+mh_start_host 1 "$SMTD" --dry-run --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL"
+mh_wait 1 30 >/dev/null
+grep -v '^$' "$(smtd_console 1)"
+: > "$(smtd_console 1)"
 echo
-echo "demo: running the job:"
+echo "demo: starting smtd as PID 1 of algo-1, algo-2, algo-3"
+for k in 1 2 3; do smtd_start $k; done
+smtd_wait_line 1 "rank 5/6"
+echo
+echo "demo: smtctl status on the leader while the job runs:"
+mh_exec 1 "$SMTCTL" status || true
+smtd_wait_all 120
+echo
+echo "demo: the leader's console:"
+grep -v '^Accepted publickey\|^Received disconnect\|^Disconnected from\|^Server listening' "$(smtd_console 1)"
+echo
 rc=0
-run "$smtd" "$@" || rc=$?
-echo
-echo "demo: smtd exited with $rc; $root/output holds: $(ls "$root/output")"
-if [ -s "$root/output/failure" ]; then
-	echo "demo: failure reason:"
-	head -c 1024 "$root/output/failure"
-fi
+for k in 1 2 3; do
+	code=EXIT_$k
+	echo "demo: algo-$k: smtd exited with ${!code}; /opt/ml/output holds: $(ls "$(mh_host_dir $k)/ml/output" | tr '\n' ' ')"
+	[ "${!code}" = 0 ] || rc=1
+done
 exit $rc
