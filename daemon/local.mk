@@ -14,3 +14,4 @@ include $(srcdir)/daemon/core.mk
 sbin_PROGRAMS += smtd
 smtd_SOURCES = daemon/smtd.c
 smtd_LDADD = $(SMTD_LIBS)
+include $(srcdir)/daemon/notify.mk

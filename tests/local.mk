@@ -19,3 +19,4 @@ include $(srcdir)/tests/api.mk
 include $(srcdir)/tests/preload.mk
 include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/multihost.mk
+include $(srcdir)/tests/ship.mk
