@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "daemon_int.h"
 #include "log.h"
+#include "notify.h"
 #include "resultfile.h"
 
 static const int forwarded_signals[SMT_NSIGNALS] = {
@@ -50,6 +51,7 @@ void smt_daemon_set_state(struct smt_daemon *d, enum smt_state state)
 		return;
 	smt_info("state %s -> %s", smt_state_name(d->state), smt_state_name(state));
 	d->state = state;
+	smt_notify_status(smt_state_name(state));
 	smt_daemon_changed(d);
 }
 
@@ -91,6 +93,7 @@ static void close_all(struct smt_daemon *d)
 	close_timer(&d->phase_timer);
 	close_timer(&d->contact_timer);
 	close_timer(&d->grace_timer);
+	close_timer(&d->watchdog_timer);
 	smt_leader_close(d);
 	smt_worker_close(d);
 	if (d->api) {
@@ -205,6 +208,26 @@ static int setup_api(struct smt_daemon *d)
 	return 0;
 }
 
+static void on_watchdog(uv_timer_t *t)
+{
+	(void)t;
+	smt_notify_watchdog();
+}
+
+/* Under systemd (Type=notify): ready once the control socket answers, and
+ * the watchdog pinged from the loop, so a stuck loop is noticed. */
+static void notify_systemd(struct smt_daemon *d)
+{
+	uint64_t usec = 0;
+
+	smt_notify_ready();
+	smt_notify_status(smt_state_name(d->state));
+	if (smt_notify_watchdog_usec(&usec) > 0 && usec >= 2000) {
+		uv_timer_start(&d->watchdog_timer, on_watchdog, usec / 2000, usec / 2000);
+		uv_unref((uv_handle_t *)&d->watchdog_timer);
+	}
+}
+
 static int setup_output(struct smt_daemon *d)
 {
 	struct smt_output_config oc = {
@@ -241,6 +264,7 @@ int smt_daemon_run(struct smt_plan *plan)
 	uv_timer_init(&d->loop, &d->phase_timer);
 	uv_timer_init(&d->loop, &d->contact_timer);
 	uv_timer_init(&d->loop, &d->grace_timer);
+	uv_timer_init(&d->loop, &d->watchdog_timer);
 	d->wait_timer.data = d->phase_timer.data = d->contact_timer.data = d->grace_timer.data = d;
 
 	rc = smt_reaper_new(&d->loop, &d->reaper);
@@ -261,6 +285,7 @@ int smt_daemon_run(struct smt_plan *plan)
 			 d->opts->socket_path);
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
 	} else {
+		notify_systemd(d);
 		smt_info("%s on %s: %zu host%s, %ld process%s; control socket %s",
 			 smt_role_name(d->role), smt_plan_current_host(plan),
 			 smt_plan_dist_host_count(plan), smt_plan_dist_host_count(plan) == 1 ? "" : "s",

@@ -38,6 +38,7 @@ struct smt_daemon {
 	uv_timer_t phase_timer;   /* worker: orted to appear, then the result */
 	uv_timer_t contact_timer; /* worker: the leader's channel heard from */
 	uv_timer_t grace_timer;   /* worker: SIGKILL after a stop */
+	uv_timer_t watchdog_timer; /* systemd's WATCHDOG=1, when asked for */
 
 	enum smt_state state;
 	json_int_t generation;    /* bumped on every change /v1/status shows */

@@ -8,7 +8,8 @@ CORE_TESTS = \
 	tests/integration/supervise_signals.sh \
 	tests/integration/supervise_pid1.sh \
 	tests/integration/supervise_oom.sh \
-	tests/integration/supervise_mpi.sh
+	tests/integration/supervise_mpi.sh \
+	tests/integration/supervise_notify.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)
 
