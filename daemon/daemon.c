@@ -60,6 +60,21 @@ pid_t smt_daemon_sshd_pid(const struct smt_daemon *d)
 	return smt_sshd_pid(d->sshd);
 }
 
+/*
+ * Children smtd started for itself - sshd, ssh-keygen, the leader's ssh
+ * channels - are watched by the reaper; the job's command is the one
+ * watched child that is the job's.  Anything else that is our child was
+ * left to us: an orphan of the job.
+ */
+int smt_daemon_not_job(void *arg, pid_t pid)
+{
+	struct smt_daemon *d = arg;
+
+	if (d->job && pid == smt_job_pid(d->job))
+		return 0;
+	return pid == smt_sshd_pid(d->sshd) || smt_reaper_watched(d->reaper, pid);
+}
+
 static void close_timer(uv_timer_t *t)
 {
 	if (!uv_is_closing((uv_handle_t *)t))

@@ -16,7 +16,6 @@
 #include "spawn.h"
 
 #define READ_BUF (64 * 1024)
-#define KEEP_MAX 8
 /* After the command ends, its pipes should reach EOF as soon as the
  * leftovers are killed; this bounds the wait if something outside the job
  * still holds a write end. */
@@ -44,8 +43,6 @@ struct smt_job {
 	int done_called;
 	int closing;
 	int handles_open;
-	pid_t keep[KEEP_MAX];
-	size_t nkeep;
 	struct smt_job_status st;
 	char buf[READ_BUF];
 };
@@ -66,7 +63,7 @@ static void maybe_done(struct smt_job *job)
 	uv_timer_stop(&job->drain_timer);
 	uv_timer_stop(&job->grace_timer);
 	/* Anything that slipped out of the session while we drained. */
-	int n = smt_killtree(job->cfg.proc, job->pid, job->keep, job->nkeep, SIGKILL);
+	int n = smt_killtree(job->cfg.proc, job->pid, job->cfg.keep, job->cfg.keep_arg, SIGKILL);
 	if (n > 0)
 		job->st.leftovers += n;
 	job->ops->done(job->ctx, &job->st);
@@ -122,7 +119,7 @@ static void on_read(uv_stream_t *h, ssize_t n, const uv_buf_t *buf)
 
 static void kill_all(struct smt_job *job)
 {
-	int n = smt_killtree(job->cfg.proc, job->pid, job->keep, job->nkeep, SIGKILL);
+	int n = smt_killtree(job->cfg.proc, job->pid, job->cfg.keep, job->cfg.keep_arg, SIGKILL);
 
 	if (n > 0) {
 		if (job->exited)
@@ -284,12 +281,6 @@ fail:
 	return rc;
 }
 
-void smt_job_keep(struct smt_job *job, pid_t pid)
-{
-	if (job->nkeep < KEEP_MAX)
-		job->keep[job->nkeep++] = pid;
-}
-
 static int is_stopping_signal(int signo)
 {
 	return signo == SIGTERM || signo == SIGINT || signo == SIGQUIT || signo == SIGHUP;
@@ -310,7 +301,7 @@ int smt_job_signal(struct smt_job *job, int signo)
 	}
 	if (job->exited) {
 		/* The command is gone; its leftovers still get the signal. */
-		int n = smt_killtree(job->cfg.proc, job->pid, job->keep, job->nkeep, signo);
+		int n = smt_killtree(job->cfg.proc, job->pid, job->cfg.keep, job->cfg.keep_arg, signo);
 		return n > 0 ? 0 : -ESRCH;
 	}
 	if (kill(job->cfg.forward_to_group ? -job->pid : job->pid, signo) < 0)

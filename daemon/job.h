@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "killtree.h"
 #include "reaper.h"
 
 struct smt_job;
@@ -48,6 +49,9 @@ struct smt_job_config {
 	int forward_to_group;  /* signal the process group, not just the command */
 	double grace;          /* seconds between a stopping signal and SIGKILL */
 	const char *proc;      /* /proc to scan for leftovers; NULL for "/proc" */
+	/* Processes that are not the job's (sshd, the leader's channels). */
+	smt_killtree_keep keep;
+	void *keep_arg;
 };
 
 /*
@@ -57,9 +61,6 @@ struct smt_job_config {
  */
 int smt_job_start(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_job_config *cfg,
 		  const struct smt_job_ops *ops, void *ctx, struct smt_job **out);
-
-/* Processes (and their descendants) that are not part of the job: sshd. */
-void smt_job_keep(struct smt_job *job, pid_t pid);
 
 /* Forward SIGNO as SPEC §8 says.  Returns 0 or -errno (-ESRCH when the
  * command already ended). */

@@ -91,7 +91,7 @@ static int classify(struct proc_entry *v, size_t n, struct proc_entry *e, pid_t 
 	return e->mark;
 }
 
-int smt_killtree(const char *proc, pid_t sid, const pid_t *keep, size_t nkeep, int signo)
+int smt_killtree(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg, int signo)
 {
 	struct proc_entry *v = NULL;
 	size_t n = 0, cap = 0;
@@ -121,11 +121,9 @@ int smt_killtree(const char *proc, pid_t sid, const pid_t *keep, size_t nkeep, i
 		if (read_stat(proc, (pid_t)atoi(de->d_name), &v[n]) == 0)
 			n++;
 	}
-	for (size_t i = 0; i < nkeep; i++) {
-		struct proc_entry *e = find(v, n, keep[i]);
-		if (e)
-			e->mark = 2;
-	}
+	for (size_t i = 0; keep && i < n; i++)
+		if (v[i].sid != sid && keep(arg, v[i].pid))
+			v[i].mark = 2;
 	for (size_t i = 0; i < n; i++) {
 		if (classify(v, n, &v[i], self, sid, 0) != 1)
 			continue;

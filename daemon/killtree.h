@@ -5,8 +5,9 @@
  * calls setsid(); mpirun gives each rank its own process group but keeps
  * the session) and every descendant of smtd, which as PID 1 or subreaper
  * inherits the orphans (an orted that daemonized, ranks of a killed
- * mpirun).  Processes in KEEP - sshd and what it runs for other purposes -
- * are spared together with their descendants.  /proc is read once per
+ * mpirun).  Processes KEEP says are not the job's - sshd, the leader's ssh
+ * channels - are spared together with their descendants, unless they are in
+ * the job's session.  /proc is read once per
  * call; nothing polls.
  */
 #ifndef SMT_KILLTREE_H
@@ -15,12 +16,16 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* Nonzero when PID (and what descends from it) is not part of the job. */
+typedef int (*smt_killtree_keep)(void *arg, pid_t pid);
+
 /*
  * Send SIGNO to every process of session SID (if SID > 0) and to every
- * descendant of this process, except KEEP[0..NKEEP) and their descendants,
- * and never to this process.  PROC is the /proc mount to read (NULL means
- * "/proc").  Returns the number of processes signalled, or -errno.
+ * descendant of this process, except those KEEP (may be NULL) spares and
+ * their descendants outside the session, and never to this process.  PROC
+ * is the /proc mount to read (NULL means "/proc").  SIGNO 0 only counts.
+ * Returns the number of processes signalled, or -errno.
  */
-int smt_killtree(const char *proc, pid_t sid, const pid_t *keep, size_t nkeep, int signo);
+int smt_killtree(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg, int signo);
 
 #endif

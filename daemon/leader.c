@@ -238,6 +238,8 @@ static void launch(struct smt_daemon *d)
 		.cwd = cwd,
 		.forward_to_group = !is_mpi(d),
 		.grace = d->opts->grace,
+		.keep = smt_daemon_not_job,
+		.keep_arg = d,
 	};
 	if (smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &d->oom_kills) < 0)
 		d->oom_kills = -1;
@@ -249,8 +251,6 @@ static void launch(struct smt_daemon *d)
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
 		return;
 	}
-	if (smt_daemon_sshd_pid(d) > 0)
-		smt_job_keep(d->job, smt_daemon_sshd_pid(d));
 	smt_info("launched %s (pid %d)", argv[0], (int)smt_job_pid(d->job));
 	/* A standalone program runs from here; mpirun once it has mapped. */
 	if (!is_mpi(d))
@@ -368,6 +368,7 @@ static int start_peers(struct smt_daemon *d)
 		.ssh_path = d->opts->ssh_path,
 		.smtctl_path = d->opts->smtctl_path,
 		.remote_socket = d->opts->socket_path,
+		.reaper = d->reaper,
 		.peer_timeout = d->opts->peer_timeout,
 	};
 	rc = smt_peers_start(&d->loop, &pc, &peers_ops, d, &d->peers);

@@ -114,6 +114,12 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 	return fd;
 }
 
+static void on_ssh_exit(void *arg, pid_t pid, int wstatus)
+{
+	(void)arg;
+	smt_debug("channel ssh %d ended (status 0x%x)", (int)pid, (unsigned)wstatus);
+}
+
 static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
 {
 	pid_t pid;
@@ -134,11 +140,13 @@ static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
 	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = fd, .stdout_fd = fd, .stderr_fd = -1 };
 
 	rc = smt_spawn(&so, &pid);
+	if (pid > 0 && ps->cfg.reaper)
+		/* Watched, so that it is never taken for a process of the job;
+		 * the end of the channel reaches curl as the end of its socket. */
+		smt_reaper_watch(ps->cfg.reaper, pid, on_ssh_exit, NULL);
 	if (rc < 0)
 		smt_warn("cannot run %s for %s: %s", ps->cfg.ssh_path, p->host, strerror(-rc));
 	else
-		/* Its exit is collected by the reaper like any orphan's; the end
-		 * of the channel reaches curl as the end of its socket. */
 		smt_debug("channel to %s: ssh pid %d", p->host, (int)pid);
 }
 

@@ -53,7 +53,8 @@ struct smt_peers_config {
 	const char *ssh_path;       /* "ssh" */
 	const char *smtctl_path;    /* smtctl on the workers */
 	const char *remote_socket;  /* the workers' control socket path */
-	double peer_timeout;        /* seconds a failed channel may stay down */
+	struct smt_reaper *reaper;  /* collects the channels' ssh processes */
+	double peer_timeout;        /* seconds a worker may stay unheard */
 	double watch_timeout;       /* seconds a long poll is held; 0: a third of
 				       the peer timeout, between 0.2 and 5 */
 };

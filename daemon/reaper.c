@@ -199,6 +199,14 @@ int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *ar
 	return 0;
 }
 
+int smt_reaper_watched(const struct smt_reaper *r, pid_t pid)
+{
+	for (const struct watch *w = r ? r->watches : NULL; w; w = w->next)
+		if (w->pid == pid)
+			return 1;
+	return 0;
+}
+
 void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid)
 {
 	free(take_watch(r, pid));

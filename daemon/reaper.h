@@ -34,6 +34,9 @@ void smt_reaper_set_any(struct smt_reaper *r, smt_reaper_any_cb cb, void *arg);
 int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *arg);
 void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid);
 
+/* Nonzero while PID is a child somebody watches (one smtd started). */
+int smt_reaper_watched(const struct smt_reaper *r, pid_t pid);
+
 /* Reap now (also done on every SIGCHLD). */
 void smt_reaper_reap(struct smt_reaper *r);
 

@@ -33,9 +33,7 @@ static void start_watch(struct smt_daemon *d, pid_t pid);
  * was left to us, never sshd itself.  Returns how many were signalled. */
 static int signal_job(struct smt_daemon *d, int signo)
 {
-	pid_t keep = smt_daemon_sshd_pid(d);
-
-	return smt_killtree(NULL, d->orted_sid, &keep, keep > 0 ? 1 : 0, signo);
+	return smt_killtree(NULL, d->orted_sid, smt_daemon_not_job, d, signo);
 }
 
 /* ---- ending ---- */

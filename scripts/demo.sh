@@ -45,11 +45,8 @@ for k in 1 2 3; do
 	cp examples/three-hosts/algo-$k/input/config/*.json "$(mh_host_dir $k)/ml/input/config/"
 	cp examples/code/* "$(mh_host_dir $k)/ml/code/"
 done
-echo "demo: the leader's plan (smtd --dry-run on algo-1):"
-mh_start_host 1 "$SMTD" --dry-run --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL"
-mh_wait 1 30 >/dev/null
-grep -v '^$' "$(smtd_console 1)"
-: > "$(smtd_console 1)"
+echo "demo: the leader's plan (smtd --dry-run with algo-1's /opt/ml):"
+"$SMTD" --root "$(mh_host_dir 1)/ml" --dry-run --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL"
 echo
 echo "demo: starting smtd as PID 1 of algo-1, algo-2, algo-3"
 for k in 1 2 3; do smtd_start $k; done
