@@ -2,6 +2,8 @@
 check_PROGRAMS += tests/helpers/sigrank
 tests_helpers_sigrank_SOURCES = tests/helpers/sigrank.c
 tests_helpers_sigrank_CFLAGS = $(WARN_CFLAGS)
+# A stand-in rank: no sanitizer runtime, so LD_PRELOAD of libsmthostname works.
+tests_helpers_sigrank_LDFLAGS =
 
 CORE_TESTS = \
 	tests/integration/supervise_standalone.sh \
@@ -9,7 +11,9 @@ CORE_TESTS = \
 	tests/integration/supervise_pid1.sh \
 	tests/integration/supervise_oom.sh \
 	tests/integration/supervise_mpi.sh \
-	tests/integration/supervise_notify.sh
+	tests/integration/supervise_notify.sh \
+	tests/integration/supervise_mpi_signals.sh \
+	tests/integration/supervise_volume.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)
 

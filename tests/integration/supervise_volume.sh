@@ -1,0 +1,71 @@
+#!/bin/sh
+# Output at volume through smtd and the real mpirun --xml: every byte of 1
+# GiB of lines, of a 10 MiB line and of random binary bytes arrives (the
+# checksums match once the tags are taken off), and smtd's peak memory
+# stays bounded.
+. "$top_srcdir/tests/lib.sh"
+smt_tmpdir
+MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
+JOB="$MPIDIR/mpi_job"
+mkdir -p "$T/root"
+export PATH="/usr/bin:$PATH"
+# Freed memory in ASan's quarantine would count as smtd's own.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=8"
+GIB=${SMT_VOLUME_BYTES:-1073741824}
+
+# run NAME FILE: rank 0 copies FILE to its stdout under smtd (1 rank);
+# smtd's stdout goes to a checksum of the untagged lines.
+run() {
+	name=$1 file=$2
+	rm -rf "$T/root/output"
+	rc=0
+	"$SMTD" --root "$T/root" --sshd never --mpi --processes-per-host 1 -- "$JOB" bytes "$file" \
+		2>"$T/$name.err" | sed 's/^\[1,mpirank:0,[^]]*\]<stdout>: //' | sha256sum | cut -d' ' -f1 >"$T/$name.sum" &
+	pipe=$!
+	# smtd is the pipeline's first process: find it to read its peak RSS.
+	i=0; spid=
+	while [ -z "$spid" ] && [ $i -lt 200 ]; do
+		spid=$(pgrep -n -f -- "--root $T/root --sshd never" || true); i=$((i + 1)); sleep 0.05
+	done
+	hwm=0
+	while kill -0 "$spid" 2>/dev/null; do
+		h=$(awk '/^VmHWM/ {print $2}' "/proc/$spid/status" 2>/dev/null || echo 0)
+		[ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h
+		sleep 0.2
+	done
+	wait $pipe || rc=$?
+	[ -f "$T/root/output/success" ] || { tail -20 "$T/$name.err"; fail "$name: no success file"; }
+	want=$(sha256sum <"$file" | cut -d' ' -f1)
+	assert_eq "$(cat "$T/$name.sum")" "$want" "$name: checksum of what smtd forwarded"
+	echo "$name: $(stat -c %s "$file") bytes intact; smtd peak RSS $((hwm / 1024)) MiB"
+	PEAK_KB=$hwm
+}
+
+# 1 GiB of 100-byte lines, made by a generator (not stored twice).
+/usr/bin/python3 - "$T/gib.txt" "$GIB" <<'PY'
+import sys
+line = b"%09d " + b"abcdefghijklmnopqrstuvwxyz0123456789" * 2 + b"ABCDEFGHIJKLMNOPQRSTUVWXY\n"
+n = int(sys.argv[2]) // 100
+with open(sys.argv[1], "wb") as f:
+    for i in range(0, n, 10000):
+        f.write(b"".join(line % j for j in range(i, min(n, i + 10000))))
+PY
+t0=$(date +%s%N)
+run gib "$T/gib.txt"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+echo "1 GiB through mpirun --xml and smtd in $ms ms ($(( $(stat -c %s "$T/gib.txt") / 1024 / (ms > 0 ? ms : 1) )) MiB/s)"
+rm -f "$T/gib.txt"
+# The documented caps (output.h) are about 20 MiB; the sanitizers' own
+# memory comes on top.
+[ "$PEAK_KB" -lt $((160 * 1024)) ] || fail "smtd's peak RSS $((PEAK_KB / 1024)) MiB over 1 GiB of output"
+
+# One 10 MiB line.
+/usr/bin/python3 -c 'import sys; sys.stdout.write("x" * (10 << 20) + "\n")' >"$T/long.txt"
+run long "$T/long.txt"
+[ "$(sed 's/^\[1,mpirank:0,[^]]*\]<stdout>: //' /dev/null | wc -l)" = 0 ] || true
+
+# 8 MiB of random bytes (NULs, 0xFF, invalid UTF-8), ending in a newline.
+head -c 8388608 /dev/urandom >"$T/random.bin"
+printf '\n' >>"$T/random.bin"
+run random "$T/random.bin"
+echo ok
