@@ -8,6 +8,9 @@
  *   abort R CODE           rank R calls MPI_Abort(CODE)
  *   lines N                every rank prints N numbered lines on stdout
  *   bytes FILE             rank 0 copies FILE to stdout byte for byte
+ *   slowcopy FILE          rank 0 copies FILE a line at a time, pausing
+ *                          200 us between lines (mpirun's --xml buffer
+ *                          overflows on big chunks of non-ASCII bytes)
  *   hostname               every rank prints gethostname() and SM_CURRENT_HOST
  *   sleep S                every rank says it is ready, sleeps S seconds,
  *                          then meets the others in MPI_Barrier
@@ -62,6 +65,21 @@ int main(int argc, char **argv)
 			size_t n;
 			while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
 				fwrite(buf, 1, n, stdout);
+			if (f)
+				fclose(f);
+		}
+	} else if (!strcmp(mode, "slowcopy") && argc > 2) {
+		if (rank == 0) {
+			FILE *f = fopen(argv[2], "rb");
+			char *line = NULL;
+			size_t cap = 0;
+			ssize_t n;
+			while (f && (n = getline(&line, &cap, f)) > 0) {
+				fwrite(line, 1, (size_t)n, stdout);
+				fflush(stdout);
+				usleep(200);
+			}
+			free(line);
 			if (f)
 				fclose(f);
 		}

@@ -13,13 +13,13 @@ export PATH="/usr/bin:$PATH"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=8"
 GIB=${SMT_VOLUME_BYTES:-1073741824}
 
-# run NAME FILE: rank 0 copies FILE to its stdout under smtd (1 rank);
+# run NAME FILE [MODE]: rank 0 copies FILE to its stdout under smtd (1 rank);
 # smtd's stdout goes to a checksum of the untagged lines.
 run() {
-	name=$1 file=$2
+	name=$1 file=$2 mode=${3:-bytes}
 	rm -rf "$T/root/output"
 	rc=0
-	"$SMTD" --root "$T/root" --sshd never --mpi --processes-per-host 1 -- "$JOB" bytes "$file" \
+	"$SMTD" --root "$T/root" --sshd never --mpi --processes-per-host 1 -- "$JOB" "$mode" "$file" \
 		2>"$T/$name.err" | sed 's/^\[1,mpirank:0,[^]]*\]<stdout>: //' | sha256sum | cut -d' ' -f1 >"$T/$name.sum" &
 	pipe=$!
 	# smtd is the pipeline's first process: find it to read its peak RSS.
@@ -62,10 +62,28 @@ rm -f "$T/gib.txt"
 # One 10 MiB line.
 /usr/bin/python3 -c 'import sys; sys.stdout.write("x" * (10 << 20) + "\n")' >"$T/long.txt"
 run long "$T/long.txt"
-[ "$(sed 's/^\[1,mpirank:0,[^]]*\]<stdout>: //' /dev/null | wc -l)" = 0 ] || true
 
-# 8 MiB of random bytes (NULs, 0xFF, invalid UTF-8), ending in a newline.
+# Control bytes, NULs and invalid UTF-8 under mpirun, in the small pieces
+# mpirun 4.1.4 survives: its --xml output buffer overflows (ORTE_ERROR_LOG
+# "Out of resource" in iof_base_output.c, then a segfault) when one chunk
+# holds more than about 1,400 bytes outside printable ASCII, each written as
+# "&#NNN;".  This is mpirun's limit, documented in smtd(8) BUGS.
+/usr/bin/python3 - "$T/binary.txt" <<'PY'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "wb") as f:
+    for i in range(2000):
+        f.write(bytes(random.choice([0, 1, 9, 13, 27, 127, 128, 192, 255]) for _ in range(40)) + b"\n")
+PY
+run binary "$T/binary.txt" slowcopy
+
+# 8 MiB of random bytes (NULs, 0xFF, invalid UTF-8) from a standalone
+# program: no mpirun, smtd's own line splitting.
 head -c 8388608 /dev/urandom >"$T/random.bin"
 printf '\n' >>"$T/random.bin"
-run random "$T/random.bin"
+rm -rf "$T/root/output"
+"$SMTD" --root "$T/root" --sshd never -- /bin/cat "$T/random.bin" 2>"$T/random.err" |
+	sed 's/^\[1,mpirank:0,[^]]*\]<stdout>: //' | sha256sum | cut -d' ' -f1 >"$T/random.sum"
+assert_eq "$(cat "$T/random.sum")" "$(sha256sum <"$T/random.bin" | cut -d' ' -f1)" "8 MiB of random bytes, standalone"
+echo "random: 8 MiB of random bytes intact"
 echo ok
