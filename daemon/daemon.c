@@ -134,7 +134,6 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 
 	if (smt_state_is_final(d->state) || d->closing)
 		return;
-	smt_daemon_set_state(d, SMT_STATE_FINISHING);
 	if (state == SMT_STATE_SUCCEEDED) {
 		rc = smt_resultfile_success(root);
 		if (rc < 0)

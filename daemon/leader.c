@@ -129,7 +129,8 @@ static void on_job_done(void *ctx, const struct smt_job_status *st)
 
 	d->job_ended = 1;
 	d->job_status = *st;
-	smt_daemon_changed(d);
+	/* No change is announced here: the next state (finishing or the
+	 * final one) follows at once and carries the exit status with it. */
 
 	/* A worker lost or of another job ended the job: that is the reason,
 	 * not how mpirun took it. */

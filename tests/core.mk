@@ -13,7 +13,8 @@ CORE_TESTS = \
 	tests/integration/supervise_mpi.sh \
 	tests/integration/supervise_notify.sh \
 	tests/integration/supervise_mpi_signals.sh \
-	tests/integration/supervise_volume.sh
+	tests/integration/supervise_volume.sh \
+	tests/integration/api_daemon.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)
 

@@ -1,0 +1,125 @@
+#!/bin/sh
+# The control API of the real daemon, with the real curl and smtctl, in
+# every state a test can reach: waiting, running, succeeded, failed,
+# stopped (the final states seen through a held long poll, answered as the
+# daemon ends); kill from root and refused to another user; the read-only
+# TCP listener for probes; /metrics checked by promtool.
+. "$top_srcdir/tests/lib.sh"
+smt_tmpdir
+chmod 755 "$T"
+SIGRANK="$top_builddir/tests/helpers/sigrank"
+S="$T/smtd.sock"
+get() { curl -s --unix-socket "$S" -o "$T/body" -w '%{http_code}' "http://localhost$1"; }
+wait_state() { # wait_state STATE
+	i=0
+	until get /v1/status >/dev/null 2>&1 && grep -q "\"state\":\"$1\"" "$T/body"; do
+		i=$((i + 1)); [ $i -lt 400 ] || fail "state $1 never reached: $(cat "$T/body" 2>/dev/null)"
+		sleep 0.05
+	done
+}
+hold() { # hold NAME: a long poll on the current generation, in the background
+	gen=$(get /v1/status >/dev/null; sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$T/body")
+	curl -s --unix-socket "$S" "http://localhost/v1/status?wait=$gen&timeout=30000" >"$T/$1.held" &
+	HELD=$!
+	# Held once the daemon counts two connections: the poll and ours.
+	i=0
+	until get /metrics >/dev/null && grep -q '^smtd_api_connections 2$' "$T/body"; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "the long poll was not held"
+		sleep 0.02
+	done
+}
+
+# ---- waiting: a worker whose leader never comes ----
+mkdir -p "$T/w/input/config"
+cat >"$T/w/input/config/resourceconfig.json" <<'JSON'
+{"current_host": "algo-2", "hosts": ["algo-1", "algo-2"]}
+JSON
+echo '{"sagemaker_mpi_enabled": "true"}' >"$T/w/input/config/hyperparameters.json"
+port=$((20000 + $$ % 20000))
+"$SMTD" --root "$T/w" --socket "$S" --sshd never --wait-timeout 60 \
+	--health-listen "127.0.0.1:$port" -- /bin/true >"$T/w.out" 2>&1 &
+SPID=$!
+wait_state waiting-for-leader
+assert_contains "$T/body" '"role":"worker"' "a worker"
+assert_contains "$T/body" '"leader":"algo-1"' "its leader"
+assert_eq "$(get /readyz)" 503 "readyz while waiting"
+assert_eq "$(get /healthz)" 200 "healthz while waiting"
+assert_eq "$(get '/v1/logs?tail=5')" 200 "logs while waiting"
+assert_contains "$T/body" '"lines":[]' "no lines yet"
+assert_eq "$(get /metrics)" 200 "metrics while waiting"
+assert_contains "$T/body" 'smtd_state{state="waiting-for-leader"} 1' "the state in the metrics"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$T/body" || fail "promtool rejects the daemon's /metrics"
+else
+	echo "promtool not installed: metrics format not checked"
+fi
+# Read-only over TCP.
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" 200 "healthz over TCP"
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/status")" 200 "status over TCP"
+assert_eq "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{}' "http://127.0.0.1:$port/v1/kill")" 403 "kill over TCP"
+kill -0 $SPID || fail "the daemon died of a TCP kill request"
+# Another user: status yes, kill no.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	kill -TERM $SPID; wait $SPID || true
+	"$SMTD" --root "$T/w" --socket "$S" --socket-group nogroup --sshd never --wait-timeout 60 -- /bin/true >"$T/w2.out" 2>&1 &
+	SPID=$!
+	wait_state waiting-for-leader
+	rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$SMTCTL" --socket "$S" status >"$T/nobody.status" 2>&1 || rc=$?
+	assert_eq "$rc" 0 "smtctl status as nobody"
+	assert_contains "$T/nobody.status" "waiting-for-leader" "status served to nobody"
+	rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$SMTCTL" --socket "$S" kill >"$T/nobody.kill" 2>&1 || rc=$?
+	assert_eq "$rc" 4 "smtctl kill as nobody"
+	kill -0 $SPID || fail "nobody's kill reached the job"
+fi
+# Stopped, through the API's own kill.
+hold stopped
+assert_eq "$(curl -s --unix-socket "$S" -o /dev/null -w '%{http_code}' -X POST -d '{"signal":"TERM"}' http://localhost/v1/kill)" 202 "kill while waiting"
+rc=0; wait $SPID || rc=$?
+assert_eq "$rc" 143 "exit code after an API kill"
+wait $HELD || true
+assert_contains "$T/stopped.held" '"state":"stopped"' "the held long poll saw the stop"
+
+# ---- running, then succeeded ----
+mkdir -p "$T/r"
+"$SMTD" --root "$T/r" --socket "$S" --sshd never -- "$SIGRANK" --ready "$T/r" --exit-after 3 >"$T/r.out" 2>&1 &
+SPID=$!
+wait_for_file "$T/r/ready.0" || fail "the job did not start"
+wait_state running
+assert_contains "$T/body" '"role":"standalone"' "a standalone host"
+grep -q '"pid":[0-9]' "$T/body" || fail "no job pid in the status: $(cat "$T/body")"
+assert_eq "$(get /readyz)" 200 "readyz while running"
+assert_eq "$(get /healthz)" 200 "healthz while running"
+assert_eq "$(get '/v1/logs?tail=10&rank=0')" 200 "logs while running"
+assert_contains "$T/body" "waiting" "the rank's line in the logs"
+rc=0; "$SMTCTL" --socket "$S" logs -n 5 >"$T/logs.txt" || rc=$?
+assert_eq "$rc" 0 "smtctl logs"
+assert_contains "$T/logs.txt" "[1,mpirank:0," "smtctl logs shows tagged lines"
+"$SMTCTL" --socket "$S" ready || fail "smtctl ready while running"
+"$SMTCTL" --socket "$S" health || fail "smtctl health while running"
+assert_eq "$(get /metrics)" 200 "metrics while running"
+assert_contains "$T/body" 'smtd_state{state="running"} 1' "running in the metrics"
+hold succeeded
+rc=0; wait $SPID || rc=$?
+assert_eq "$rc" 0 "exit code of the job"
+wait $HELD || true
+assert_contains "$T/succeeded.held" '"state":"succeeded"' "the held long poll saw the success"
+
+# ---- failed ----
+mkdir -p "$T/f"
+"$SMTD" --root "$T/f" --socket "$S" --sshd never -- /bin/sh -c 'while [ ! -e "$0/go" ]; do sleep 0.05; done; exit 3' "$T/f" >"$T/f.out" 2>&1 &
+SPID=$!
+wait_state running
+hold failed
+touch "$T/f/go"
+rc=0; wait $SPID || rc=$?
+assert_eq "$rc" 1 "exit code of a failed job"
+wait $HELD || true
+assert_contains "$T/failed.held" '"state":"failed"' "the held long poll saw the failure"
+grep -q '"failure":"[A-Za-z]' "$T/failed.held" || fail "no failure summary in the final status: $(cat "$T/failed.held")"
+grep -q '"exit_code":3' "$T/failed.held" || fail "no exit code 3 in the final status: $(cat "$T/failed.held")"
+
+# ---- no daemon: smtctl says so, fast ----
+rc=0; "$SMTCTL" --socket "$S" status 2>"$T/none.err" || rc=$?
+assert_eq "$rc" 3 "smtctl without a daemon"
+assert_contains "$T/none.err" "cannot reach smtd" "the message without a daemon"
+echo ok
