@@ -9,5 +9,6 @@ daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h \
 	daemon/sshd.c daemon/sshd.h \
 	daemon/curluv.c daemon/curluv.h \
 	daemon/peers.c daemon/peers.h \
-	daemon/orted.c daemon/orted.h
+	daemon/orted.c daemon/orted.h \
+	daemon/logpipe.c daemon/logpipe.h
 daemon_libsmtd_a_SOURCES += daemon/daemon_int.h daemon/leader.c daemon/worker.c daemon/status.c

@@ -51,6 +51,7 @@ void smt_daemon_set_state(struct smt_daemon *d, enum smt_state state)
 		return;
 	smt_info("state %s -> %s", smt_state_name(d->state), smt_state_name(state));
 	d->state = state;
+	smt_log_set_state(smt_state_name(state));
 	smt_notify_status(smt_state_name(state));
 	smt_daemon_changed(d);
 }

@@ -18,6 +18,7 @@
 static enum smt_log_format log_format = SMT_LOG_TEXT;
 static char log_host[256];
 static int log_debug;
+static const char *log_state = "starting";
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
@@ -27,6 +28,11 @@ void smt_log_setup(enum smt_log_format format, const char *host, int debug)
 	log_debug = debug;
 	if (host)
 		snprintf(log_host, sizeof(log_host), "%s", host);
+}
+
+void smt_log_set_state(const char *state)
+{
+	log_state = state;
 }
 
 enum smt_log_format smt_log_get_format(void)
@@ -66,8 +72,9 @@ void smt_log(enum smt_log_level level, const char *fmt, ...)
 	format_time(when, sizeof(when));
 
 	if (log_format == SMT_LOG_JSON) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "time", when, "level",
-				      level_names[level], "source", "smtd", "msg", msg);
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "time", when, "level",
+				      level_names[level], "source", "smtd", "message", msg,
+				      "state", log_state ? log_state : "");
 		if (o && log_host[0])
 			json_object_set_new(o, "host", json_string(log_host));
 		char *text = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;

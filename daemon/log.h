@@ -2,7 +2,8 @@
  * log.h - the daemon's own messages on stderr.
  *
  * One line per message, with a time, a level and the host, as text or as
- * one JSON object (--log-format json).  Rank output never goes through
+ * one JSON object (--log-format json: time, level, source, message, state,
+ * host).  Rank output never goes through
  * here: it is forwarded by output.c.  The format and host are process-wide
  * settings made once at start-up, before the loop runs.
  */
@@ -18,6 +19,8 @@ enum smt_log_format { SMT_LOG_TEXT, SMT_LOG_JSON };
 /* HOST may be NULL until the configuration is read; it is copied. */
 void smt_log_setup(enum smt_log_format format, const char *host, int debug);
 enum smt_log_format smt_log_get_format(void);
+/* The daemon's state, carried by every JSON line (a static name). */
+void smt_log_set_state(const char *state);
 
 /* MS (milliseconds since the epoch) as "2026-01-02T03:04:05.678Z" into OUT
  * (at least 32 bytes). */

@@ -16,6 +16,7 @@
 
 #include "curluv.h"
 #include "log.h"
+#include "logpipe.h"
 #include "peers.h"
 #include "smt_proto.h"
 #include "spawn.h"
@@ -71,6 +72,7 @@ struct smt_peers {
 	size_t results_pending;
 	char *result_json;
 	char **job_hosts;       /* our copy of cfg.job_hosts */
+	struct smt_logpipe *log; /* the channels' ssh messages */
 	char name[64];          /* the abstract socket curl connects to */
 	int listen_fd;
 	uv_poll_t listener;
@@ -137,7 +139,8 @@ static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
 		"dial-stdio",
 		NULL,
 	};
-	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = fd, .stdout_fd = fd, .stderr_fd = -1 };
+	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = fd, .stdout_fd = fd,
+				     .stderr_fd = smt_logpipe_fd(ps->log) };
 
 	rc = smt_spawn(&so, &pid);
 	if (pid > 0 && ps->cfg.reaper)
@@ -537,6 +540,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 
 static void free_copies(struct smt_peers *ps)
 {
+	smt_logpipe_close(ps->log);
 	for (size_t i = 0; i < ps->n; i++)
 		free(ps->peers[i].host);
 	for (size_t i = 0; ps->job_hosts && i < ps->cfg.njob_hosts; i++)
@@ -595,6 +599,8 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		free_copies(ps);
 		return rc;
 	}
+	if (smt_logpipe_new(loop, "ssh", &ps->log) < 0)
+		ps->log = NULL;
 	rc = open_listener(ps);
 	if (rc < 0) {
 		smt_error("cannot open the workers' channel socket: %s", strerror(-rc));

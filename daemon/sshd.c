@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "logpipe.h"
 #include "spawn.h"
 #include "sshd.h"
 
@@ -35,6 +36,7 @@ struct smt_sshd {
 	int managed;
 	int stopping;
 	int reported;
+	struct smt_logpipe *log;  /* sshd's and ssh-keygen's stderr */
 };
 
 static void report(struct smt_sshd *s, int up)
@@ -110,7 +112,9 @@ static void start_sshd(struct smt_sshd *s)
 		argv[n++] = (char *)s->cfg.config_file;
 	}
 	argv[n] = NULL;
-	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = -1, .stdout_fd = 2, .stderr_fd = -1 };
+	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = -1,
+				     .stdout_fd = smt_logpipe_fd(s->log),
+				     .stderr_fd = smt_logpipe_fd(s->log) };
 	rc = smt_spawn(&so, &s->pid);
 	if (s->pid > 0)
 		smt_reaper_watch(s->reaper, s->pid, on_sshd_exit, s);
@@ -180,6 +184,8 @@ static void begin(uv_timer_t *t)
 		return;
 	}
 	s->managed = 1;
+	if (smt_logpipe_new(s->loop, "sshd", &s->log) < 0)
+		s->log = NULL;
 	if (access(s->cfg.sshd_path, X_OK) < 0) {
 		rc = -errno;
 		smt_error("sshd is needed but %s cannot be run: %s; install the openssh-server "
@@ -192,8 +198,9 @@ static void begin(uv_timer_t *t)
 		smt_warn("cannot create %s: %s", s->cfg.rundir, strerror(errno));
 	if (s->cfg.config_file == NULL && !have_host_keys(s->cfg.keydir)) {
 		char *argv[] = { (char *)s->cfg.keygen_path, "-A", NULL };
-		struct smt_spawn_opts so = { .argv = argv, .stdin_fd = -1, .stdout_fd = 2,
-					     .stderr_fd = -1 };
+		struct smt_spawn_opts so = { .argv = argv, .stdin_fd = -1,
+					     .stdout_fd = smt_logpipe_fd(s->log),
+					     .stderr_fd = smt_logpipe_fd(s->log) };
 		smt_info("creating SSH host keys (%s -A)", s->cfg.keygen_path);
 		rc = smt_spawn(&so, &s->keygen_pid);
 		if (s->keygen_pid > 0) {
@@ -258,7 +265,10 @@ int smt_sshd_managed(const struct smt_sshd *s)
 
 static void on_close(uv_handle_t *h)
 {
-	free(h->data);
+	struct smt_sshd *s = h->data;
+
+	smt_logpipe_close(s->log);
+	free(s);
 }
 
 void smt_sshd_stop(struct smt_sshd *s)

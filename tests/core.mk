@@ -14,7 +14,8 @@ CORE_TESTS = \
 	tests/integration/supervise_notify.sh \
 	tests/integration/supervise_mpi_signals.sh \
 	tests/integration/supervise_volume.sh \
-	tests/integration/api_daemon.sh
+	tests/integration/api_daemon.sh \
+	tests/integration/supervise_json_log.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)
 

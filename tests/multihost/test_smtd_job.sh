@@ -36,6 +36,34 @@ echo "hosts exited within $spread s of each other"
 awk -v s="$spread" 'BEGIN { exit !(s < 1.0) }' || fail "hosts exited $spread s apart (> 1 s)"
 mh_teardown
 
+# ---- 1b. the same job with --log-format json: every console line is JSON,
+# sshd's and ssh's messages included ----
+mkdir -p "$T/json"; mh_setup 3 "$T/json"
+for k in 1 2 3; do smtd_hyper $k "$hyper"; smtd_start $k --log-format json -- "$MPIDIR/mpi_job" allreduce; done
+smtd_wait_all 60
+for k in 1 2 3; do
+	code=EXIT_$k
+	[ "${!code}" = 0 ] || { smtd_show_all; fail "json: algo-$k exited ${!code}"; }
+done
+/usr/bin/python3 - "$(smtd_console 1)" "$(smtd_console 2)" "$(smtd_console 3)" <<'PY' || fail "a console line is not JSON"
+import json, sys
+ranks, sources = set(), set()
+for path in sys.argv[1:]:
+    for n, raw in enumerate(open(path, "rb"), 1):
+        try:
+            o = json.loads(raw)
+        except ValueError:
+            sys.exit("%s:%d: not JSON: %r" % (path, n, raw[:200]))
+        if "rank" in o:
+            ranks.add(o["rank"])
+        elif "message" in o:
+            sources.add(o["message"].split(":")[0])
+assert ranks == set(range(6)), ranks
+assert "sshd" in sources, sources
+print("every console line of 3 hosts is JSON; ranks", sorted(ranks))
+PY
+mh_teardown
+
 # ---- 2. mpi4py: every rank its own host; rank 0 writes the model ----
 mkdir -p "$T/py"; mh_setup 3 "$T/py"
 cat >"$T/py/gather.py" <<'PY'
