@@ -69,4 +69,27 @@ assert_contains "$T/root/output/failure" "SIGKILL" "the report says how mpirun e
 assert_contains "$T/root/output/failure" "mpirun" "the report names mpirun"
 assert_no_process "$tag-mpikill"
 head -1 "$T/root/output/failure"
+
+# 5. While an MPI job runs, the status lists every rank with its host and
+# PID, from mpirun's proctable (printed once the ranks called MPI_Init; a
+# program without MPI never gets one).
+MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
+start ranks -- "$MPIDIR/mpi_job" sleep 3
+i=0
+until "$SMTCTL" status --json >"$T/ranks/status.json" 2>/dev/null &&
+	[ "$(grep -o '"rank":[0-9]*,"host":"[^"]*","pid":[0-9]*' "$T/ranks/status.json" | wc -l)" = 2 ]; do
+	i=$((i + 1)); [ $i -lt 200 ] || break
+	sleep 0.05
+done
+/usr/bin/python3 - "$T/ranks/status.json" "$HOST" <<'PY' || fail "job.ranks: $(cat "$T/ranks/status.json")"
+import json, sys
+st = json.load(open(sys.argv[1]))
+ranks = st["job"]["ranks"]
+assert [r["rank"] for r in ranks] == [0, 1], ranks
+assert all(r["host"] == sys.argv[2] and r["pid"] > 0 for r in ranks), ranks
+assert st["state"] == "running" and st["role"] == "leader", st
+print("job.ranks:", ranks)
+PY
+rc=0; wait $SPID || rc=$?
+assert_eq "$rc" 0 "exit code of the sleeping MPI job"
 echo ok

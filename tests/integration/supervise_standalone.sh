@@ -65,4 +65,12 @@ assert_eq "$sid" "$pid" "the child leads its own session"
 for fd in $fds; do
 	case $fd in 0|1|2|3) ;; *) fail "descriptor $fd leaked into the child (fds: $fds)";; esac
 done
+# sshd needed but missing: a clear failure naming the package, nothing run.
+rm -rf "$T/root/output"
+rc=0
+timeout 30 "$SMTD" --root "$T/root" --sshd always --sshd-path /nonexistent/sshd -- /bin/sh -c "touch $T/ran" >"$T/out" 2>"$T/err" || rc=$?
+assert_eq "$rc" 2 "exit code when sshd is missing"
+assert_contains "$T/root/output/failure" "SshdFailed" "sshd failure kind"
+assert_contains "$T/root/output/failure" "openssh-server" "the package to install"
+[ ! -e "$T/ran" ] || fail "the job ran without the sshd it needs"
 echo "ok"

@@ -75,6 +75,7 @@ kill -KILL "$pid"
 smtd_wait_all 60
 smtd_time_since "$t0"
 for k in 1 2 3; do smtd_check $k 1 "algo-3"; done
+assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
 smtd_nothing_left
 mh_teardown
 
