@@ -11,7 +11,7 @@ smt_tmpdir
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 JOB="$MPIDIR/mpi_job"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
-PT=3      # --peer-timeout for these tests
+PT=5      # --peer-timeout for these tests
 GRACE=2   # --grace
 
 row() {
