@@ -11,10 +11,8 @@
 # SMTD_PRELOAD instead of the image's /usr paths.
 #
 # The hosts come from the simulated-host harness tests/multihost/hosts.sh
-# (issue 6, item 7; API in docs/MULTIHOST-TESTING.md).  This script was
-# written against that API before the harness reached main; it exits 77
-# with the reason when the harness is missing.  SMT_HOSTS_SH names
-# another copy of it.
+# (API in docs/MULTIHOST-TESTING.md); it exits 77 with the reason when the
+# harness is missing.  SMT_HOSTS_SH names another copy of it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -51,20 +49,13 @@ for k in 1 2 3; do
 	rm -f "$ml/output/success" "$ml/output/failure"
 done
 
-# The leader reaches the workers with `ssh HOST smtctl dial-stdio`, which
-# sshd runs through root's shell; a container's root has Debian's plain
-# .bashrc, but a development machine's may do slow work there (pyenv init).
-# Each host gets an empty one in its own mount namespace, as the image has.
-: > "$T/bashrc"
-wrap=()
-if [ -f /root/.bashrc ]; then
-	wrap=(/bin/sh -c 'mount --bind "$0" /root/.bashrc && exec "$@"' "$T/bashrc")
-fi
+# (The harness gives each host an empty /root with only the run's .ssh, as
+# a container's root is: the machine's dotfiles never run in its hosts.)
 
 # Workers first, as they may come up in any order; the leader waits for them.
 # Debian's python3 is the one with mpi4py: /usr/bin first on PATH.
 for k in 3 2 1; do
-	mh_start_host "$k" "${wrap[@]}" env PATH="/usr/bin:$PATH" \
+	mh_start_host "$k" env PATH="/usr/bin:$PATH" \
 		SMTD_SMTCTL="$build/smtctl" \
 		SMTD_PRELOAD="$build/preload/.libs/libsmthostname.so" \
 		SMTD_SSHD=always SMTD_SSHD_CONFIG="$(mh_host_dir "$k")/sshd_config" \
