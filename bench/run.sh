@@ -52,6 +52,7 @@ W=$(mktemp -d /tmp/smt-bench.XXXXXX)
 BENCH_OUT=$W
 : >"$W/results.tsv"
 : >"$W/notes.txt"
+mkdir -p "$W/logs"
 cleanup() {
 	[ "${BENCH_KEEP:-0}" = 1 ] && echo "bench: work directory kept: $W" >&2 || rm -rf "$W"
 }
