@@ -105,7 +105,7 @@ for ((r = 1; r <= runs; r++)); do
 		--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
 		--current-host leader --mpirun "$BIN/stamp" "${sshopt[@]}" -- /bin/true >"$dir/leader.log" 2>&1 &
 	lp=$!
-	for ((i = 0; i < 6000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
+	for ((i = 0; i < 4000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
 	if [ -s "$dir/t1" ]; then
 		echo "$n $(awk -v a="$(cat "$dir/t0")" -v b="$(head -1 "$dir/t1")" 'BEGIN { printf "%.3f", b - a }')"
 	else
@@ -113,7 +113,7 @@ for ((r = 1; r <= runs; r++)); do
 		echo "B3: the leader did not launch with $n workers:" >&2
 		grep -v debug "$dir/leader.log" | tail -5 >&2
 	fi
-	cp "$dir/leader.log" "$dir/leader-$n-$r.log"
+	cp "$dir/leader.log" "$dir/leader-$mode-$n-$r.log"
 	kill -KILL $lp "${pids[@]}" 2>/dev/null
 	wait $lp "${pids[@]}" 2>/dev/null
 done
