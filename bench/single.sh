@@ -9,7 +9,9 @@
 LOCAL_MPI_OPTS="--oversubscribe -mca btl ^openib,ofi,uct"
 
 # smtd_local NP [SMTD OPTIONS...] -- CMD...: smtd for one host, in the
-# foreground; its stdout is the caller's.
+# foreground; its stdout is the caller's.  smtd_local_bg: the same in the
+# background, SPID its PID (smtd itself, not a subshell: B5 reads its
+# /proc entry).
 smtd_local() {
 	local np=$1
 	shift
@@ -17,6 +19,16 @@ smtd_local() {
 	mkdir -p "$W/ml/output" "$W/ml/input/config" "$W/ml/code"
 	"$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi --processes-per-host "$np" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpi-options "$LOCAL_MPI_OPTS" --grace 2 "$@"
+}
+
+smtd_local_bg() {
+	local np=$1
+	shift
+	rm -rf "$W/ml" "$W/smtd.sock"
+	mkdir -p "$W/ml/output" "$W/ml/input/config" "$W/ml/code"
+	"$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi --processes-per-host "$np" \
+		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpi-options "$LOCAL_MPI_OPTS" --grace 2 "$@" &
+	SPID=$!
 }
 
 # mpirun_argv NP CMD...: sets ARGV to the mpirun argv smtd would run, with
@@ -91,8 +103,8 @@ bench_b5() {
 	for ((i = 1; i <= RUNS; i++)); do
 		bench_log "B5 run $i of $RUNS"
 		rm -f "$W"/ready.*
-		smtd_local 8 -- "$BIN/hang" "$W" >/dev/null 2>"$W/b5.log" &
-		pid=$!
+		smtd_local_bg 8 -- "$BIN/hang" "$W" >/dev/null 2>"$W/b5.log"
+		pid=$SPID
 		RUN=$W wait_ready 8 60 || true
 		wait_state running 10 || true
 		sleep 0.5
@@ -105,8 +117,8 @@ bench_b5() {
 		kill -TERM $pid
 		wait $pid
 		# CPU while one rank writes 100 MB/s.
-		smtd_local 1 -- "$BIN/ratewriter" 100 500 >/dev/null 2>"$W/b5c.log" &
-		pid=$!
+		smtd_local_bg 1 -- "$BIN/ratewriter" 100 500 >/dev/null 2>"$W/b5c.log"
+		pid=$SPID
 		wait_state running 10 || true
 		mp=$(pgrep -P $pid -x mpirun)
 		sleep 0.5
@@ -167,15 +179,15 @@ bench_b7() {
 	[ $QUICK = 1 ] && n=5000
 	for ((i = 1; i <= RUNS; i++)); do
 		bench_log "B7 run $i of $RUNS"
-		smtd_local 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b7.log" &
-		pid=$!
+		smtd_local_bg 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b7.log"
+		pid=$SPID
 		wait_state running 20 || true
 		status_load 32 $n
 		rl="$rl $(field "$LOAD" rps)"; pl="$pl $(field "$LOAD" p99_ms)"
 		kill -TERM $pid; wait $pid
 		rm -f "$W"/ready.*
-		smtd_local 2 -- "$BIN/hang" "$W" >/dev/null 2>"$W/b7s.log" &
-		pid=$!
+		smtd_local_bg 2 -- "$BIN/hang" "$W" >/dev/null 2>"$W/b7s.log"
+		pid=$SPID
 		wait_state running 20 || true
 		status_load 32 $n
 		rs="$rs $(field "$LOAD" rps)"; ps="$ps $(field "$LOAD" p99_ms)"
@@ -195,8 +207,8 @@ bench_issue5() {
 		bench_log "issue 5 load run $i of $RUNS"
 		# 100 MB at 40 MB/s: the job prints for the whole load.
 		t0=$(bench_now)
-		smtd_local 1 -- "$BIN/ratewriter" 40 $mb >"$W/i5.out" 2>"$W/i5.log" &
-		pid=$!
+		smtd_local_bg 1 -- "$BIN/ratewriter" 40 $mb >"$W/i5.out" 2>"$W/i5.log"
+		pid=$SPID
 		wait_state running 20 || true
 		status_load 200 $n
 		wait $pid || bench_log "issue 5: smtd exited $?"

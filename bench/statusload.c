@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: statusload SOCKET CLIENTS TOTAL [PATH]\n");
 		return 2;
 	}
+	/* A refused connection is closed under our write: EPIPE, not death. */
+	signal(SIGPIPE, SIG_IGN);
 	sock_path = argv[1];
 	long clients = atol(argv[2]), total = atol(argv[3]);
 	const char *path = argc > 4 ? argv[4] : "/v1/status";
