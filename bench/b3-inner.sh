@@ -1,0 +1,121 @@
+#!/bin/bash
+# bench/b3-inner.sh DIR MODE N RUNS - B3's leader readiness, run by b3.sh
+# inside `unshare --net --mount` (private loopback, /etc/hosts, /root,
+# /run).  N worker smtd processes w1..wN on one machine, one `sshd` for
+# all of them listening on every loopback address; /etc/hosts maps wK to
+# 127.0.1.K (127.0.2.K above 255).  root's authorized key forces route.sh,
+# which picks the worker's control socket from the address ssh connected
+# to.  MODE fake: the leader's --ssh-path is fakessh.sh (no ssh at all:
+# smtd's own cost).  Prints "N SECONDS" per run: from the leader's exec to
+# the exec of its (stand-in) mpirun, all workers being up before.
+set -u
+dir=$1 mode=$2 n=$3 runs=$4
+ip link set lo up
+mount -t tmpfs b3-run /run && mkdir -p /run/sshd
+mount -t tmpfs -o mode=700 b3-root /root && mkdir -m 700 /root/.ssh
+
+addr() { echo "127.0.$((1 + ($1 - 1) / 250)).$((1 + ($1 - 1) % 250))"; }
+{
+	echo "127.0.0.1 localhost leader"
+	for ((k = 1; k <= n; k++)); do echo "$(addr $k) w$k"; done
+} >"$dir/hosts"
+mount --bind "$dir/hosts" /etc/hosts
+cat >"$dir/ssh_config" <<EOC
+Host *
+    StrictHostKeyChecking no
+    UserKnownHostsFile /dev/null
+    BatchMode yes
+    LogLevel ERROR
+    IdentityFile /root/.ssh/id_ed25519
+EOC
+mount --bind "$dir/ssh_config" /etc/ssh/ssh_config
+[ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/id_ed25519"
+[ -f "$dir/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
+cp "$dir/id_ed25519" "$dir/id_ed25519.pub" /root/.ssh/
+cat >"$dir/route.sh" <<EOR
+#!/bin/bash
+# ssh forced command: the worker whose address the client connected to.
+set -- \$SSH_CONNECTION
+IFS=. read -r a b c d <<<"\$3"
+exec "$SMTCTL" --socket "$dir/w\$(( (c - 1) * 250 + d )).sock" dial-stdio
+EOR
+cat >"$dir/fakessh.sh" <<EOR
+#!/bin/bash
+# The leader's ssh without ssh: the first word that is not an option is
+# the host.
+while [ "\${1#-}" != "\$1" ]; do shift 2; done
+exec "$SMTCTL" --socket "$dir/\$1.sock" dial-stdio
+EOR
+chmod +x "$dir/route.sh" "$dir/fakessh.sh"
+echo "command=\"$dir/route.sh\",no-pty $(cat "$dir/id_ed25519.pub")" >/root/.ssh/authorized_keys
+cat >"$dir/sshd_config" <<EOC
+Port 22
+ListenAddress 0.0.0.0
+HostKey $dir/host_key
+PidFile /run/sshd.pid
+StrictModes no
+UsePAM no
+PermitRootLogin yes
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UseDNS no
+PrintMotd no
+MaxStartups 2000
+MaxSessions 100
+EOC
+if [ "$mode" = ssh ]; then
+	/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" || { echo "sshd failed" >&2; exit 1; }
+fi
+
+hosts_json() {
+	local k
+	printf '["leader"'
+	for ((k = 1; k <= n; k++)); do printf ',"w%d"' $k; done
+	printf ']'
+}
+hj=$(hosts_json)
+mkroot() {
+	mkdir -p "$dir/$1/ml/input/config" "$dir/$1/ml/output" "$dir/$1/ml/code"
+	printf '{"current_host": "%s", "hosts": %s, "network_interface_name": "lo"}\n' "$1" "$hj" \
+		>"$dir/$1/ml/input/config/resourceconfig.json"
+	echo '{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "1"}' \
+		>"$dir/$1/ml/input/config/hyperparameters.json"
+}
+
+for ((r = 1; r <= runs; r++)); do
+	pids=()
+	rm -f "$dir"/*.sock "$dir/t0" "$dir/t1"
+	for ((k = 1; k <= n; k++)); do
+		rm -rf "$dir/w$k"
+		mkroot "w$k"
+		"$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
+			--preload "$SMTD_PRELOAD" --current-host "w$k" -- /bin/true >"$dir/w$k.log" 2>&1 &
+		pids+=($!)
+	done
+	for ((k = 1; k <= n; k++)); do
+		for ((i = 0; i < 3000; i++)); do [ -S "$dir/w$k.sock" ] && break; sleep 0.01; done
+	done
+	sleep 0.2
+	rm -rf "$dir/leader"
+	mkroot leader
+	sshopt=()
+	[ "$mode" = fake ] && sshopt=(--ssh-path "$dir/fakessh.sh")
+	STAMP_FILE=$dir/t1 STAMP_SLEEP=30 "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
+		--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
+		--current-host leader --mpirun "$BIN/stamp" "${sshopt[@]}" -- /bin/true >"$dir/leader.log" 2>&1 &
+	lp=$!
+	for ((i = 0; i < 4000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
+	if [ -s "$dir/t1" ]; then
+		echo "$n $(awk -v a="$(cat "$dir/t0")" -v b="$(head -1 "$dir/t1")" 'BEGIN { printf "%.3f", b - a }')"
+	else
+		echo "$n -"
+		echo "B3: the leader did not launch with $n workers:" >&2
+		grep -v debug "$dir/leader.log" | tail -5 >&2
+	fi
+	cp "$dir/leader.log" "$dir/leader-$mode-$n-$r.log"
+	kill -KILL $lp "${pids[@]}" 2>/dev/null
+	wait $lp "${pids[@]}" 2>/dev/null
+done
+[ "$mode" = ssh ] && kill "$(cat /run/sshd.pid)"
+exit 0

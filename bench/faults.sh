@@ -1,0 +1,232 @@
+# bench/faults.sh - B1, B2 and the fault matrix of issue 7 on 3 simulated
+# hosts (sourced by bench/run.sh after lib.sh, hosts.sh and smtd.sh).
+#
+# Every run builds 3 fresh hosts (tests/multihost/hosts.sh; set-up and
+# tear-down are not timed).  smtd runs as every host's PID 1 with sshd
+# managed by smtd; the baseline boots the same hosts with mh-init + sshd
+# (mh_boot --sshd) and runs the same mpirun from algo-1, as
+# tests/multihost/test_harness.sh does.
+
+FAULT_OPTS=(--peer-timeout 2 --grace 5)
+FAULT_HYPER='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
+
+# The production-style line of docs/MULTIHOST-TESTING.md.
+baseline_mpirun() {
+	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin mpirun --allow-run-as-root -np 6 \
+		--host algo-1:2,algo-2:2,algo-3:2 -mca btl_tcp_if_include eth0 -mca oob_tcp_if_include eth0 \
+		-mca plm_rsh_no_tree_spawn 1 -mca odls_base_sigkill_timeout 0 -mca orte_abort_on_non_zero_status 1 "$@"
+}
+
+# fault_setup NAME: 3 fresh hosts under $W/NAME (sets RUN).
+fault_setup() {
+	RUN=$W/$1
+	rm -rf "$RUN"
+	mkdir -p "$RUN"
+	mh_setup 3 "$RUN" 2>>"$W/mh.log"
+	for k in 1 2 3; do smtd_hyper $k "$FAULT_HYPER"; done
+}
+
+fault_teardown() {
+	local k
+	mkdir -p "$W/logs"
+	for k in 1 2 3; do
+		[ -f "$RUN/algo-$k/console.log" ] && cp "$RUN/algo-$k/console.log" "$W/logs/${RUN##*/}-$RUN_NO-algo-$k.log"
+	done
+	mh_teardown 2>>"$W/mh.log"
+	rm -rf "$RUN"
+}
+
+# wait_ready N TIMEOUT: until N ranks created $RUN/ready.*.
+wait_ready() {
+	local i n
+	for ((i = 0; i < $2 * 100; i++)); do
+		n=$(find "$RUN" -maxdepth 1 -name 'ready.*' | wc -l)
+		[ "$n" -ge "$1" ] && return 0
+		sleep 0.01
+	done
+	bench_log "only $n of $1 ranks came up in $RUN"
+	return 1
+}
+
+# host_pid K COMM: a process COMM of host K (machine's PID).
+host_pid() {
+	mh_pids "$1" | awk -v c="$2" '$3 == c { print $1; exit }'
+}
+
+# last_exit HOSTS...: waits for the hosts; sets LAST (the latest exit
+# time) and EXITS ("algo-K=CODE ...").
+last_exit() {
+	local k t code
+	LAST=0 EXITS=
+	for k in "$@"; do
+		code=$(mh_wait "$k" 60) || { bench_log "algo-$k did not exit"; tail -5 "$(smtd_console "$k")" >&2; LAST=-1; return; }
+		EXITS="$EXITS algo-$k=$code"
+		t=$(stat -c %.6Y "$(mh_host_dir "$k")/exit")
+		LAST=$(awk -v a="$LAST" -v b="$t" 'BEGIN { print (b > a ? b : a) }')
+	done
+}
+
+fault_check() {
+	local expect=$1 got
+	got=$(echo $EXITS)
+	[ "$got" = "$expect" ] || bench_log "unexpected exit codes: $got (expected $expect)"
+	if [ -s "$(smtd_failure 1)" ]; then
+		echo "$2: $(head -c 300 "$(smtd_failure 1)" | head -1)" >>"$W/failure-lines.txt"
+	elif [ -s "$(smtd_failure 2)" ]; then
+		echo "$2 (algo-2): $(head -c 300 "$(smtd_failure 2)" | head -1)" >>"$W/failure-lines.txt"
+	fi
+}
+
+# ---- B1: trivial 3-host job, start to every host exited ----
+b1_smtd() {
+	local t0 t1
+	fault_setup b1s
+	t0=$(bench_now)
+	for k in 1 2 3; do smtd_start $k -- "$MPIDIR/mpi_job" allreduce; done
+	last_exit 1 2 3; t1=$LAST
+	fault_check "algo-1=0 algo-2=0 algo-3=0" B1
+	R=$(bench_sub "$t1" "$t0")
+	fault_teardown
+}
+
+b1_base() {
+	local t0 t1
+	fault_setup b1b
+	t0=$(bench_now)
+	mh_boot --sshd 2>>"$W/mh.log"
+	baseline_mpirun "$MPIDIR/mpi_job" allreduce >"$RUN/out" 2>&1 || bench_log "baseline mpirun failed: $(tail -3 "$RUN/out")"
+	t1=$(bench_now)
+	R=$(bench_sub "$t1" "$t0")
+	fault_teardown
+}
+
+# b1_base_argv: the baseline with smtd's own mpirun argv (smtd --dry-run
+# --json on algo-1), to tell smtd's cost from its mpirun options' cost.
+b1_base_argv() {
+	local t0 t1
+	fault_setup b1x
+	mh_boot --sshd 2>>"$W/mh.log"
+	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin "$SMTD" --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" \
+		--dry-run --json -- "$MPIDIR/mpi_job" allreduce >"$RUN/plan.json" 2>"$RUN/plan.err"
+	mapfile -d '' argv < <(/usr/bin/python3 -c 'import json,sys; sys.stdout.write("\0".join(json.load(open(sys.argv[1]))["argv"]) + "\0")' "$RUN/plan.json")
+	t0=$(bench_now)
+	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin OMPI_MCA_odls_base_sigkill_timeout=0 "${argv[@]}" >"$RUN/out" 2>&1 ||
+		bench_log "baseline mpirun (smtd's argv) failed: $(tail -3 "$RUN/out")"
+	t1=$(bench_now)
+	R=$(bench_sub "$t1" "$t0")
+	fault_teardown
+}
+
+# ---- B2: a rank on algo-2 SIGKILLed ----
+# Also gives issue 7 row 2 (fault to last exit, and mpirun's exit to last exit).
+b2_smtd() {
+	local tf t1 tm pid
+	fault_setup b2s
+	for k in 1 2 3; do smtd_start $k "${FAULT_OPTS[@]}" -- "$BIN/hang" "$RUN"; done
+	wait_ready 6 60 || { fault_teardown; R="- -"; return; }
+	pid=$(host_pid 2 hang)
+	tf=$(bench_now)
+	kill -KILL "$pid"
+	last_exit 1 2 3; t1=$LAST
+	tm=$(bench_log_time "$(smtd_console 1)" 'state running -> finishing')
+	fault_check "algo-1=1 algo-2=1 algo-3=1" "row 2"
+	R="$(bench_sub "$t1" "$tf") $(bench_sub "$t1" "$tm")"
+	fault_teardown
+}
+
+b2_base() {
+	local tf t1 pid mp
+	fault_setup b2b
+	mh_boot --sshd 2>>"$W/mh.log"
+	baseline_mpirun "$BIN/hang" "$RUN" >"$RUN/out" 2>&1 &
+	mp=$!
+	wait_ready 6 60 || { kill $mp; fault_teardown; R=-; return; }
+	pid=$(host_pid 2 hang)
+	tf=$(bench_now)
+	kill -KILL "$pid"
+	wait "$mp"
+	t1=$(bench_now)
+	R=$(bench_sub "$t1" "$tf")
+	fault_teardown
+}
+
+# ---- issue 7 rows, smtd only ----
+# fault_row ROW: prints "FAULT_TO_LAST MPIRUN_EXIT_TO_LAST" ("-" when the
+# row has no such time).
+fault_row() {
+	local row=$1 tf=- t1 tm pid hosts="1 2 3" expect cmd
+	fault_setup "row$row"
+	case $row in
+	1) cmd=("$MPIDIR/mpi_job" exit 2 3); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	13) cmd=("$MPIDIR/mpi_job" exit 2 1); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	3) cmd=(/usr/bin/python3 -m mpi4py "$BENCH_DIR/raise.py"); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	4) cmd=("$BIN/hang" "$RUN"); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	5) cmd=("$BIN/hang" "$RUN"); hosts="1 3"; expect="algo-1=3 algo-3=3" ;;
+	6) cmd=("$BIN/hang" "$RUN"); hosts="2 3"; expect="algo-2=3 algo-3=3" ;;
+	7) cmd=("$BIN/hang" "$RUN"); expect="algo-1=3 algo-2=3 algo-3=3" ;;
+	9) cmd=("$BIN/hang" "$RUN"); expect="algo-1=143 algo-2=143 algo-3=143" ;;
+	esac
+	for k in 1 2 3; do smtd_start $k "${FAULT_OPTS[@]}" -- "${cmd[@]}"; done
+	if [ "${cmd[0]}" = "$BIN/hang" ]; then
+		wait_ready 6 60 || { fault_teardown; R="- -"; return; }
+		case $row in
+		4) pid=$(host_pid 2 orted); tf=$(bench_now); kill -KILL "$pid" ;;
+		5) tf=$(bench_now); mh_vanish 2 ;;
+		6) tf=$(bench_now); mh_vanish 1 ;;
+		7) tf=$(bench_now); mh_link_down 2 ;;
+		9) tf=$(bench_now); for k in 1 2 3; do mh_kill $k TERM; done ;;
+		esac
+	fi
+	last_exit $hosts; t1=$LAST
+	fault_check "$expect" "row $row"
+	tm=$(bench_log_time "$(smtd_console 1)" 'state running -> finishing' 2>/dev/null) || tm=
+	[ "$tf" = - ] || tf=$(bench_sub "$t1" "$tf")
+	case $row in 1 | 3 | 4 | 13) [ -n "$tm" ] && tm=$(bench_sub "$t1" "$tm") || tm=- ;; *) tm=- ;; esac
+	R="$tf $tm"
+	echo "row $row run $RUN_NO: fault->last exit $tf s, mpirun exit->last exit $tm s, exits$EXITS" >>"$W/logs/summary.txt"
+	fault_teardown
+}
+
+bench_b1b2() {
+	local i b1s= b1b= b1x= b2s= b2b= r2m=
+	for ((i = 1; i <= RUNS; i++)); do
+		bench_log "B1/B2 run $i of $RUNS"
+		RUN_NO=$i
+		b1_smtd; b1s="$b1s $R"
+		b1_base; b1b="$b1b $R"
+		b1_base_argv; b1x="$b1x $R"
+		b2_smtd; b2s="$b2s ${R% *}"; r2m="$r2m ${R#* }"
+		b2_base; b2b="$b2b $R"
+	done
+	bench_record B1 "trivial 3-host job (3x2 ranks): start to every host exited" s "≤ baseline + 0.3 s" "$b1s" "$b1b"
+	bench_record B1x "B1, baseline mpirun with smtd's own argv (sshd already up, mpirun only)" s "—" "$b1s" "$b1x"
+	bench_record B2 "a rank on algo-2 SIGKILLed: fault to every host exited (baseline: mpirun's exit)" s "≤ baseline + 0.5 s" "$b2s" "$b2b"
+	bench_record F2 "issue 7 row 2 (rank SIGKILLed): mpirun's exit to every host exited" s "≤ 1 s" "$r2m" ""
+}
+
+# bench_fault_rows [ROWS]: issue 7 rows (default 1 13 3 4 5 6 7 9).
+bench_fault_rows() {
+	local i r a c
+	for r in ${1:-1 13 3 4 5 6 7 9}; do
+		a= c=
+		for ((i = 1; i <= RUNS; i++)); do
+			bench_log "issue 7 row $r run $i of $RUNS"
+			RUN_NO=$i
+			fault_row "$r"
+			a="$a ${R% *}"
+			c="$c ${R#* }"
+		done
+		case $r in
+		1) bench_record F1 "issue 7 row 1 (rank on a worker exits 3): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		13) bench_record F13 "issue 7 row 13 (rank exits 1, others in MPI_Barrier): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		3) bench_record F3 "issue 7 row 3 (Python exception on the leader): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		4) bench_record F4 "issue 7 row 4 (orted on a worker SIGKILLed): fault to every host exited" s "≤ 1 s after mpirun's exit" "$a" ""
+		   bench_record F4m "issue 7 row 4: mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		5) bench_record F5 "issue 7 row 5 (worker host vanishes): fault to every other host exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
+		6) bench_record F6 "issue 7 row 6 (leader host vanishes): fault to every worker exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
+		7) bench_record F7 "issue 7 row 7 (link leader-algo-2 down): fault to every host exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
+		9) bench_record F9 "issue 7 row 9 (SIGTERM to every host): fault to every host exited" s "≤ grace (5) + 1 = 6 s" "$a" "" ;;
+		esac
+	done
+	bench_note "Fault runs use \`--peer-timeout 2 --grace 5\` and OMPI_MCA_odls_base_sigkill_timeout=0 (tests/multihost/smtd.sh); the first line of each failure file is in failure-lines.txt of the work directory."
+}

@@ -1,0 +1,117 @@
+"""bench/report.py WORKDIR RUNS ELAPSED COMMAND [DOC] - the table of
+bench/run.sh: min/median/max of every metric for smtd and its baseline and
+the ratio of the medians; printed, and written to DOC (docs/BENCHMARKS.md)
+with the machine and the command."""
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+work, runs, elapsed, command = sys.argv[1:5]
+doc = sys.argv[5] if len(sys.argv) > 5 else None
+
+
+def nums(field):
+    out = []
+    for v in field.split():
+        try:
+            out.append(float(v))
+        except ValueError:
+            pass
+    return out
+
+
+def fmt(x):
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 1000:
+        return "%.0f" % x
+    if a >= 100:
+        return "%.1f" % x
+    if a >= 1:
+        return "%.2f" % x
+    return "%.3f" % x
+
+
+def cell(v):
+    if not v:
+        return "—"
+    if len(v) == 1:
+        return fmt(v[0])
+    return "%s / **%s** / %s" % (fmt(min(v)), fmt(statistics.median(v)), fmt(max(v)))
+
+
+rows = []
+with open(os.path.join(work, "results.tsv")) as f:
+    for line in f:
+        p = line.rstrip("\n").split("\t")
+        if len(p) < 6:
+            continue
+        ident, metric, unit, target, s, b = p[:6]
+        note = p[6] if len(p) > 6 else ""
+        sv, bv = nums(s), nums(b)
+        ratio = "—"
+        if sv and bv and statistics.median(bv) != 0:
+            ratio = "%.2f" % (statistics.median(sv) / statistics.median(bv))
+        n = str(len(sv)) if len(sv) == len(bv) or not bv else "%d / %d" % (len(sv), len(bv))
+        rows.append((ident, metric + (" (%s)" % note if note else ""), unit, cell(sv), cell(bv), ratio, target, n))
+
+
+def sh(*a):
+    try:
+        return subprocess.run(a, capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception:
+        return "?"
+
+
+mem = "?"
+with open("/proc/meminfo") as f:
+    for line in f:
+        if line.startswith("MemTotal:"):
+            mem = "%.1f GiB" % (int(line.split()[1]) / 1048576)
+cpu = "?"
+with open("/proc/cpuinfo") as f:
+    for line in f:
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+ompi = sh("mpirun", "--version").splitlines()
+machine = [
+    ("CPUs (nproc)", sh("nproc") + " × " + cpu),
+    ("memory", mem),
+    ("kernel", platform.release()),
+    ("Open MPI", ompi[0] if ompi else "?"),
+    ("OpenSSH", sh("ssh", "-V") or subprocess.run(["ssh", "-V"], capture_output=True, text=True).stderr.strip()),
+    ("load average at the end", open("/proc/loadavg").read().split(" ", 3)[:3].__str__()),
+    ("date", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())),
+    ("runs per metric", runs),
+    ("wall time of the benchmark", "%s s" % elapsed),
+]
+
+head = "| # | metric | unit | smtd min / **median** / max | baseline min / **median** / max | ratio (medians) | target | runs |"
+sep = "|---|---|---|---|---|---|---|---|"
+table = [head, sep] + ["| " + " | ".join(r) + " |" for r in rows]
+notes = open(os.path.join(work, "notes.txt")).read().strip()
+
+print()
+for line in table:
+    print(line)
+print()
+if notes:
+    print(notes)
+
+if doc:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "BENCHMARKS.head.md")) as f:
+        intro = f.read()
+    out = [intro.rstrip(), "", "## Results", "", "Command: `%s` (as root, from the top of the source tree)." % command, ""]
+    out += ["| machine | |", "|---|---|"] + ["| %s | %s |" % m for m in machine] + [""]
+    out += table + [""]
+    if notes:
+        out += ["### Notes from this run", ""] + ["- " + n for n in notes.splitlines()] + [""]
+    with open(doc + ".tmp", "w") as f:
+        f.write("\n".join(out))
+    os.rename(doc + ".tmp", doc)
+    print("\nwrote", doc)
