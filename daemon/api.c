@@ -79,6 +79,7 @@ struct smt_api {
 	struct conn *conns;
 	struct smt_api_stats stats;
 	unsigned live;  /* listeners and connections not yet closed */
+	uint64_t last_refusal_log;
 	int closing;
 	void (*done)(void *);
 	void *done_arg;
@@ -267,6 +268,8 @@ static void conn_after(struct conn *c, int r)
 	if (hold)
 		/* A held long poll is a complete request: its own time applies. */
 		uv_timer_start(&c->timer, on_hold_timeout, hold, 0);
+	else if (smt_httpconn_from_leader(c->http))
+		uv_timer_stop(&c->timer);
 	else if (r > 0)
 		/* Only a complete request buys time: trickling bytes does not. */
 		uv_timer_start(&c->timer, on_idle_timeout, c->api->idle_ms, 0);
@@ -346,7 +349,12 @@ static void on_connection(uv_stream_t *server, int status)
 	if (api->stats.connections > api->max_conns || api->closing) {
 		uv_buf_t b = uv_buf_init((char *)too_many, sizeof too_many - 1);
 		api->stats.rejected++;
-		smt_warn("control API: refusing a connection: %u are open already", api->max_conns);
+		/* A storm of clients must not become a storm of log lines. */
+		if (uv_now(api->loop) - api->last_refusal_log >= 1000) {
+			api->last_refusal_log = uv_now(api->loop);
+			smt_warn("control API: refusing connections: %u are open already "
+				 "(%lu refused so far)", api->max_conns, api->stats.rejected);
+		}
 		uv_try_write(&c->h.stream, &b, 1);
 		conn_close(c);
 		return;

@@ -13,7 +13,9 @@
  * SMT_MAX_BODY_BYTES 413, a malformed request 400; all three close the
  * connection.  A client that does not complete a request within the idle
  * timeout (default SMT_API_IDLE_TIMEOUT_MS; trickling bytes does not extend
- * it) is dropped, and beyond SMT_API_MAX_CONNECTIONS open connections a
+ * it) is dropped - except the leader's channel (requests with
+ * "X-Smtd-Leader: 1"), which idles between the readiness probe and the
+ * launch and ends with its ssh anyway -, and beyond SMT_API_MAX_CONNECTIONS open connections a
  * new one gets a 503 and is closed at once.  Nothing a client does makes
  * any of these functions fail or blocks the loop.
  *
@@ -29,7 +31,7 @@
 /* A connection that completes no request for this long is dropped. */
 #define SMT_API_IDLE_TIMEOUT_MS 10000
 /* Open connections beyond this many are refused (503, then closed). */
-#define SMT_API_MAX_CONNECTIONS 64
+#define SMT_API_MAX_CONNECTIONS 256
 
 struct smt_api;
 

@@ -55,6 +55,7 @@ struct smt_httpconn {
 	unsigned hold_ms;
 	int value_is_leader;
 	int leader_req;
+	int leader_conn;      /* some request here came from the leader */
 	char *pending;
 	size_t pending_len;
 
@@ -662,6 +663,8 @@ static int on_message_complete(http_parser *p)
 	if (!http_should_keep_alive(p))
 		c->closing = 1;
 	c->url[c->url_len] = '\0';
+	if (c->leader_req)
+		c->leader_conn = 1;
 	if (c->leader_req && c->ops->leader_contact)
 		c->ops->leader_contact(c->ctx);
 	dispatch(c);
@@ -766,6 +769,11 @@ int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len)
 		c->error = "protocol upgrades are not supported";
 	}
 	return c->oom ? -ENOMEM : c->completed;
+}
+
+int smt_httpconn_from_leader(const struct smt_httpconn *c)
+{
+	return c->leader_conn;
 }
 
 unsigned smt_httpconn_held(const struct smt_httpconn *c)

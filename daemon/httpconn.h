@@ -66,6 +66,9 @@ size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf);
 unsigned smt_httpconn_held(const struct smt_httpconn *c);
 int smt_httpconn_release(struct smt_httpconn *c);
 
+/* Nonzero once a request on this connection carried "X-Smtd-Leader: 1". */
+int smt_httpconn_from_leader(const struct smt_httpconn *c);
+
 /* Nonzero once the connection must be closed after the output is sent. */
 int smt_httpconn_closing(const struct smt_httpconn *c);
 

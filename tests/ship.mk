@@ -15,3 +15,5 @@ SHIP_TESTS = \
 	tests/integration/ship_install.sh
 TESTS += $(SHIP_TESTS)
 EXTRA_DIST += $(SHIP_TESTS)
+TESTS += tests/integration/ship_container.sh
+EXTRA_DIST += tests/integration/ship_container.sh
