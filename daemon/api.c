@@ -42,6 +42,9 @@ struct listener {
 
 /* At close, how long a connection may wait for its client to hang up. */
 #define LINGER_MS 2000
+/* After an answer that ends a connection, input is read and discarded for
+ * at most this long. */
+#define DRAIN_MS 1000
 
 struct conn {
 	union stream h;
@@ -54,6 +57,8 @@ struct conn {
 	int close_after_writes;
 	int paused;         /* reading stopped until the writes drain */
 	int lingering;      /* the server closes: wait for the client's end */
+	int draining;       /* answered and half-closed: input is discarded */
+	uv_shutdown_t shutdown_req;
 	unsigned writes;
 	char buf[16 * 1024];
 };
@@ -159,6 +164,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void conn_drain_close(struct conn *c);
 static void conn_after(struct conn *c, int r);
 
 static void on_write(uv_write_t *req, int status)
@@ -178,7 +184,7 @@ static void on_write(uv_write_t *req, int status)
 		return;
 	}
 	if (c->close_after_writes && c->writes == 0) {
-		conn_close(c);
+		conn_drain_close(c);
 		return;
 	}
 	if (c->paused && uv_stream_get_write_queue_size(&c->h.stream) < WRITE_QUEUE_HIGH / 2) {
@@ -186,6 +192,37 @@ static void on_write(uv_write_t *req, int status)
 		if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0)
 			conn_close(c);
 	}
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+	conn_close(t->data);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+	(void)req;
+	(void)status;
+}
+
+/*
+ * Close after an answer the server chose to end with (400, 413, 431,
+ * "Connection: close"): half-close, then read and discard what the client
+ * is still sending, so that its socket is not reset before it read the
+ * answer (a client still sending a 64 KiB body would otherwise see "broken
+ * pipe" instead of 413).  At the client's end, or after DRAIN_MS, close.
+ */
+static void conn_drain_close(struct conn *c)
+{
+	if (c->draining || c->closing)
+		return;
+	c->draining = 1;
+	if (uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown) < 0 ||
+	    uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
+		conn_close(c);
+		return;
+	}
+	uv_timer_start(&c->timer, on_drain_timeout, DRAIN_MS, 0);
 }
 
 /* Send what the parser produced; close when it says so. */
@@ -217,10 +254,9 @@ static void conn_flush(struct conn *c)
 		const char *why = smt_httpconn_error(c->http);
 		if (why)
 			smt_info("control API: closing a client connection: %s", why);
-		uv_read_stop(&c->h.stream);
 		c->close_after_writes = 1;
 		if (c->writes == 0)
-			conn_close(c);
+			conn_drain_close(c);
 		return;
 	}
 	if (uv_stream_get_write_queue_size(&c->h.stream) > WRITE_QUEUE_HIGH) {
@@ -235,6 +271,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 	if (nread == 0 || c->closing)
 		return;
+	if (c->draining) {
+		if (nread < 0)
+			conn_close(c);
+		return;
+	}
 	if (nread < 0) {
 		/* At EOF the answers already queued are still delivered. */
 		uv_read_stop(s);
