@@ -20,3 +20,4 @@ include $(srcdir)/tests/preload.mk
 include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/multihost.mk
 include $(srcdir)/tests/ship.mk
+EXTRA_DIST += tests/fuzz
