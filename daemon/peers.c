@@ -655,9 +655,10 @@ void smt_peers_send_result(struct smt_peers *ps, json_t *result)
 		struct peer *p = &ps->peers[i];
 		uv_timer_stop(&p->retry);
 		uv_timer_stop(&p->lost_timer);
-		/* A worker of another job hears the result too: it must not wait
-		 * for a launch that will not come. */
-		if (p->lost || !(p->ready || p->mismatch)) {
+		/* Every worker not lost hears the result - also one not ready yet
+		 * and one of another job: none may wait for a launch that will
+		 * not come.  One that cannot be reached fails its request. */
+		if (p->lost) {
 			p->result_done = 1;
 			continue;
 		}
