@@ -116,7 +116,7 @@ struct smt_output {
 	struct ring msgring;
 
 	int64_t now_ms;
-	char now_str[32];
+	char now_str[64];
 	int64_t now_str_ms;
 
 	struct smt_output_stats st;
@@ -1327,7 +1327,7 @@ json_t *smt_output_logs_json(const struct smt_output *o, size_t tail, int rank)
 	for (size_t i = logs_start(o, tail, rank); i < o->log.count; i++) {
 		const char *bytes;
 		const struct ring_entry *e = ring_get(&o->log, i, tmp, &bytes);
-		char ts[32], *line, *b64 = NULL;
+		char ts[64], *line, *b64 = NULL;
 		size_t ll;
 		int invalid = 0;
 		json_t *obj;

@@ -33,11 +33,14 @@
  *   SMT_OUTPUT_LINE_CAP comes as several objects, all but the last with
  *   "partial":true (cut between UTF-8 characters where the line has them);
  *   concatenating their bytes gives the line.
- * - Memory is bounded: at most SMT_OUTPUT_HOLD_CAP of unfinished and
- *   waiting lines, an output buffer of SMT_OUTPUT_BUF_CAP (plus one tag and
- *   escaping slack), SMT_OUTPUT_LOG_BYTES for the log ring, and per rank
- *   SMT_OUTPUT_RANK_TAIL_BYTES + SMT_OUTPUT_FIRST_ERROR_MAX + its tags.
- *   Ranks above SMT_OUTPUT_MAX_RANK count as mpirun's own output.
+ * - Memory is bounded whatever the volume or line length: at most
+ *   SMT_OUTPUT_HOLD_CAP bytes of unfinished and waiting lines (up to twice
+ *   that allocated, as buffers grow by doubling), an output buffer of
+ *   SMT_OUTPUT_BUF_CAP + 64 KiB, the log ring (SMT_OUTPUT_LOG_BYTES plus
+ *   32 bytes a line), mpirun's messages (SMT_OUTPUT_MSG_BYTES), and per rank
+ *   about 20 KiB (its stderr tail, first error line, idle line buffers and
+ *   tags): about 19 MiB + 20 KiB per rank in all.  Ranks above
+ *   SMT_OUTPUT_MAX_RANK count as mpirun's own output.
  * - Writes are blocking (poll() on EAGAIN): one write() per feed call in
  *   the common case, more only when a call produces more than
  *   SMT_OUTPUT_BUF_CAP.  A write error (EPIPE, ...) is returned once; later
@@ -55,7 +58,7 @@
 
 /* Memory caps (bytes unless said otherwise). */
 #define SMT_OUTPUT_LINE_CAP        (64 * 1024)
-#define SMT_OUTPUT_HOLD_CAP        (16 * 1024 * 1024)
+#define SMT_OUTPUT_HOLD_CAP        (8 * 1024 * 1024)
 #define SMT_OUTPUT_BUF_CAP         (256 * 1024)
 #define SMT_OUTPUT_LOG_BYTES       (2 * 1024 * 1024)
 #define SMT_OUTPUT_LOG_LINES       10000

@@ -220,6 +220,7 @@ struct line_scan {
 	char python[SMT_REPORT_ERROR_LINE_MAX + 1]; /* last exception line after a traceback */
 	char strong[SMT_REPORT_ERROR_LINE_MAX + 1]; /* first strong line */
 	char weak[SMT_REPORT_ERROR_LINE_MAX + 1];   /* first weak line */
+	char last[SMT_REPORT_ERROR_LINE_MAX + 1];   /* last non-blank line */
 };
 
 static void set_line(char *dst, const char *p, size_t n)
@@ -236,6 +237,8 @@ static int scan_line(void *arg, const char *p, size_t n, int truncated)
 	int score;
 
 	(void)truncated;
+	if (n && strspn(p, " \t") < n)
+		set_line(s->last, p, n);
 	if (starts_with(p, n, "Traceback (most recent call last):")) {
 		s->after_traceback = 1;
 		return 0;
@@ -253,8 +256,11 @@ static int scan_line(void *arg, const char *p, size_t n, int truncated)
 	return 0;
 }
 
-/* RANK's first error line into R->error_line. */
-static void find_error_line(const struct smt_output *out, int rank, struct smt_report *r)
+/* RANK's first error line into R->error_line.  With nothing that looks
+ * like an error, LAST_LINE allows its last stderr line instead: a program
+ * that exits with a code usually says why last. */
+static void find_error_line(const struct smt_output *out, int rank, struct smt_report *r,
+			    int last_line)
 {
 	struct line_scan *s;
 	const char *first;
@@ -276,6 +282,8 @@ static void find_error_line(const struct smt_output *out, int rank, struct smt_r
 		strcpy(r->error_line, s->strong);
 	else if (s->weak[0])
 		strcpy(r->error_line, s->weak);
+	else if (last_line)
+		strcpy(r->error_line, s->last);
 	free(s);
 }
 
@@ -525,7 +533,7 @@ static int any_failed_rank(const struct smt_output *out, struct smt_report *r)
 	int n = out ? smt_output_rank_count(out) : 0;
 
 	for (int k = 0; k < n; k++) {
-		find_error_line(out, k, r);
+		find_error_line(out, k, r, 0);
 		if (r->error_line[0])
 			return k;
 	}
@@ -561,13 +569,13 @@ void smt_report_analyse(const struct smt_output *out,
 		r->exit_code = f.code;
 		r->signal = f.signo;
 		set_host(r, out, in, f.node);
-		find_error_line(out, r->rank, r);
+		find_error_line(out, r->rank, r, f.what != F_SIGNAL && !f.signo);
 	} else if (!in->mpi) {
 		r->rank = 0;
 		r->exit_code = in->exit_code;
 		r->signal = in->term_signal;
 		set_host(r, out, in, NULL);
-		find_error_line(out, 0, r);
+		find_error_line(out, 0, r, !in->term_signal);
 	}
 
 	if (in->stop_signal) {

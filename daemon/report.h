@@ -9,6 +9,8 @@
  *   line 1: KIND: who failed, where, how, and the first error line, e.g.
  *     RankFailed: rank 1 on algo-2 exited with code 1: ValueError: shapes do not match
  *     RankKilled: rank 1 on algo-2 was killed by SIGKILL
+ *   (with no error-like line, a rank that exited with a code is quoted by
+ *   its last stderr line)
  *   then the failing rank's last stderr lines, as many whole lines as fit
  *   in the first SMT_REPORT_SHOWN bytes (the last ones; a single line too
  *   long for the room left is cut).

@@ -18,4 +18,5 @@ EXTRA_DIST += tests/data/mpirun-captures.txt \
 	tests/data/mpirun-noexec.xml tests/data/mpirun-noslots.xml \
 	tests/data/mpirun-ok.xml tests/data/mpirun-python-valueerror.xml \
 	tests/data/mpirun-segv.xml tests/data/mpirun-sigkill.xml \
-	tests/fuzz/fuzz_xmlstream.c tests/fuzz/fuzz_xmlstream.sources
+	tests/fuzz/fuzz_xmlstream.c tests/fuzz/fuzz_xmlstream.sources \
+	tests/fuzz/fuzz_xmlstream.seeds

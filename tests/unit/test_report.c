@@ -125,7 +125,7 @@ static void test_exit_code(void **state)
 {
 	(void)state;
 	expect_capture("exit3", (struct smt_report_input){ .exit_code = 3 }, 0,
-		       SMT_FAIL_RANK_FAILED, "RankFailed: rank 1 on vm exited with code 3");
+		       SMT_FAIL_RANK_FAILED, "RankFailed: rank 1 on vm exited with code 3: rank 1 giving up");
 }
 
 static void test_segv(void **state)
@@ -159,7 +159,8 @@ static void test_mpi_abort(void **state)
 {
 	(void)state;
 	expect_capture("abort", (struct smt_report_input){ .exit_code = 7 }, 0,
-		       SMT_FAIL_RANK_FAILED, "RankFailed: rank 1 on vm exited with code 7 (MPI_Abort)");
+		       SMT_FAIL_RANK_FAILED,
+		       "RankFailed: rank 1 on vm exited with code 7 (MPI_Abort): calling abort");
 }
 
 static void test_improper(void **state)
