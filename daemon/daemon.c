@@ -56,11 +56,6 @@ void smt_daemon_set_state(struct smt_daemon *d, enum smt_state state)
 	smt_daemon_changed(d);
 }
 
-pid_t smt_daemon_sshd_pid(const struct smt_daemon *d)
-{
-	return smt_sshd_pid(d->sshd);
-}
-
 /*
  * Children smtd started for itself - sshd, ssh-keygen, the leader's ssh
  * channels - are watched by the reaper; the job's command is the one

@@ -84,7 +84,6 @@ void smt_daemon_changed(struct smt_daemon *d);
 void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code,
 		       const char *failure);
 /* A configuration error found after start (a worker of another job). */
-pid_t smt_daemon_sshd_pid(const struct smt_daemon *d);
 /* The kill-tree's KEEP: processes smtd started that are not the job. */
 int smt_daemon_not_job(void *arg, pid_t pid);
 double smt_daemon_now(void);

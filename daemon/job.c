@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,7 +34,6 @@ struct smt_job {
 	const struct smt_job_ops *ops;
 	void *ctx;
 	pid_t pid;
-	double start_time;
 	struct stream out, err;
 	uv_timer_t grace_timer, drain_timer;
 	int grace_armed;
@@ -46,14 +44,6 @@ struct smt_job {
 	struct smt_job_status st;
 	char buf[READ_BUF];
 };
-
-static double now_s(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + tv.tv_usec / 1e6;
-}
 
 static void maybe_done(struct smt_job *job)
 {
@@ -237,7 +227,6 @@ int smt_job_start(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_j
 		.argv = cfg->argv, .envp = cfg->envp, .cwd = cfg->cwd,
 		.stdin_fd = -1, .stdout_fd = outp[1], .stderr_fd = errp[1],
 	};
-	job->start_time = now_s();
 	rc = smt_spawn(&so, &job->pid);
 	close(outp[1]);
 	close(errp[1]);
@@ -312,11 +301,6 @@ int smt_job_signal(struct smt_job *job, int signo)
 pid_t smt_job_pid(const struct smt_job *job)
 {
 	return job ? job->pid : -1;
-}
-
-double smt_job_start_time(const struct smt_job *job)
-{
-	return job ? job->start_time : 0;
 }
 
 void smt_job_free(struct smt_job *job)

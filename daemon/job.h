@@ -66,9 +66,8 @@ int smt_job_start(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_j
  * command already ended). */
 int smt_job_signal(struct smt_job *job, int signo);
 
-/* The command's PID, its start time (Unix seconds), or -1/0 before start. */
+/* The command's PID, or -1 before start. */
 pid_t smt_job_pid(const struct smt_job *job);
-double smt_job_start_time(const struct smt_job *job);
 
 /* Release the job after done has run (closes its handles). */
 void smt_job_free(struct smt_job *job);

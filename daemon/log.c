@@ -35,11 +35,6 @@ void smt_log_set_state(const char *state)
 	log_state = state;
 }
 
-enum smt_log_format smt_log_get_format(void)
-{
-	return log_format;
-}
-
 void smt_log_time(long long ms, char *out, size_t size)
 {
 	time_t sec = (time_t)(ms / 1000);

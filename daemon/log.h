@@ -18,7 +18,6 @@ enum smt_log_format { SMT_LOG_TEXT, SMT_LOG_JSON };
 
 /* HOST may be NULL until the configuration is read; it is copied. */
 void smt_log_setup(enum smt_log_format format, const char *host, int debug);
-enum smt_log_format smt_log_get_format(void);
 /* The daemon's state, carried by every JSON line (a static name). */
 void smt_log_set_state(const char *state);
 

@@ -78,11 +78,6 @@ int smt_orted_watch(uv_loop_t *loop, pid_t pid, smt_orted_exit_cb cb, void *arg,
 	return rc;
 }
 
-pid_t smt_orted_pid(const struct smt_orted *o)
-{
-	return o ? o->pid : -1;
-}
-
 static void on_closed(uv_handle_t *h)
 {
 	struct smt_orted *o = h->data;

@@ -23,7 +23,6 @@ typedef void (*smt_orted_exit_cb)(void *arg, pid_t pid);
  * -ESRCH when it is already gone (CB still runs), or another -errno. */
 int smt_orted_watch(uv_loop_t *loop, pid_t pid, smt_orted_exit_cb cb, void *arg,
 		    struct smt_orted **out);
-pid_t smt_orted_pid(const struct smt_orted *o);
 void smt_orted_close(struct smt_orted *o);
 
 /* Read PROC once for a process named orted or prted that is not a zombie;

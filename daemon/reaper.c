@@ -34,7 +34,6 @@ struct smt_reaper {
 	unsigned nearly, early_next;
 	smt_reaper_any_cb any_cb;
 	void *any_arg;
-	unsigned long orphans;
 	int closing_handles;
 };
 
@@ -101,7 +100,6 @@ void smt_reaper_reap(struct smt_reaper *r)
 			cb(arg, pid, wstatus);
 			continue;
 		}
-		r->orphans++;
 		remember(r, pid, wstatus);
 		if (r->any_cb)
 			r->any_cb(r->any_arg, pid, wstatus);
@@ -211,11 +209,6 @@ void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid)
 {
 	free(take_watch(r, pid));
 	update_ref(r);
-}
-
-unsigned long smt_reaper_orphans_reaped(const struct smt_reaper *r)
-{
-	return r->orphans;
 }
 
 static void on_closed(uv_handle_t *h)

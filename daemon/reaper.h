@@ -40,9 +40,6 @@ int smt_reaper_watched(const struct smt_reaper *r, pid_t pid);
 /* Reap now (also done on every SIGCHLD). */
 void smt_reaper_reap(struct smt_reaper *r);
 
-/* Number of processes reaped that nobody watched. */
-unsigned long smt_reaper_orphans_reaped(const struct smt_reaper *r);
-
 void smt_reaper_close(struct smt_reaper *r);
 
 #endif

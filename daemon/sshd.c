@@ -33,7 +33,6 @@ struct smt_sshd {
 	unsigned restarts;
 	uint64_t backoff_ms;
 	uint64_t started_at;
-	int managed;
 	int stopping;
 	int reported;
 	struct smt_logpipe *log;  /* sshd's and ssh-keygen's stderr */
@@ -183,7 +182,6 @@ static void begin(uv_timer_t *t)
 		report(s, 0);
 		return;
 	}
-	s->managed = 1;
 	if (smt_logpipe_new(s->loop, "sshd", &s->log) < 0)
 		s->log = NULL;
 	if (access(s->cfg.sshd_path, X_OK) < 0) {
@@ -256,11 +254,6 @@ pid_t smt_sshd_pid(const struct smt_sshd *s)
 unsigned smt_sshd_restarts(const struct smt_sshd *s)
 {
 	return s ? s->restarts : 0;
-}
-
-int smt_sshd_managed(const struct smt_sshd *s)
-{
-	return s ? s->managed : 0;
 }
 
 static void on_close(uv_handle_t *h)

@@ -46,7 +46,6 @@ int smt_sshd_start(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_
 /* sshd's PID, or -1 when none runs (for the kill-tree's keep list). */
 pid_t smt_sshd_pid(const struct smt_sshd *s);
 unsigned smt_sshd_restarts(const struct smt_sshd *s);
-int smt_sshd_managed(const struct smt_sshd *s);
 
 /* Nonzero when something listens on TCP PORT (from PROC_NET/tcp, tcp6). */
 int smt_sshd_port_listening(const char *proc_net, int port);

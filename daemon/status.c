@@ -131,14 +131,12 @@ static char *metrics(void *ctx)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	size_t ready_peers = 0, npeers = smt_peers_count(d->peers);
+	size_t ready_peers = smt_peers_ready_count(d->peers), npeers = smt_peers_count(d->peers);
 
 	if (f == NULL)
 		return NULL;
 	if (d->output)
 		smt_output_stats(d->output, &os);
-	for (size_t i = 0; i < npeers; i++)
-		ready_peers += smt_peers_ready(d->peers, i) ? 1 : 0;
 
 	fprintf(f, "# HELP smtd_state The daemon's state (1 for the current one).\n"
 		   "# TYPE smtd_state gauge\n");

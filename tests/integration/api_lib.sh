@@ -8,6 +8,9 @@ api_start() {
 	shift
 	"$API_SERVER" "$@" >"$T/$name.out" 2>"$T/$name.err" &
 	eval "${name}_pid=$!"
+	# A test that fails half-way must not leave its servers running.
+	API_PIDS="${API_PIDS:-} $!"
+	trap 'kill $API_PIDS 2>/dev/null; rm -rf "$T"' EXIT
 	i=0
 	while ! grep -q '^listening$' "$T/$name.out" 2>/dev/null; do
 		i=$((i + 1))
