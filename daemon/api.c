@@ -76,6 +76,7 @@ struct smt_api {
 	int uid;
 	unsigned idle_ms;
 	unsigned max_conns;
+	unsigned linger_ms;
 	struct listener *unix_listener;
 	struct listener *tcp_listener;
 	char *unix_path;
@@ -689,9 +690,15 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 	api->ctx = ctx;
 	api->uid = (int)getuid();
 	api->idle_ms = SMT_API_IDLE_TIMEOUT_MS;
+	api->linger_ms = LINGER_MS;
 	api->max_conns = SMT_API_MAX_CONNECTIONS;
 	*out = api;
 	return 0;
+}
+
+void smt_api_set_linger(struct smt_api *api, unsigned ms)
+{
+	api->linger_ms = ms;
 }
 
 void smt_api_set_limits(struct smt_api *api, unsigned idle_timeout_ms,
@@ -724,7 +731,7 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 	 * the leader's result is the last thing it says - and held long polls
 	 * are answered now.  A connection then stays until its client closes
 	 * it (so that an answer relayed by `smtctl dial-stdio` is not cut
-	 * off when the daemon exits), for at most LINGER_MS.
+	 * off when the daemon exits), for at most api->linger_ms.
 	 */
 	struct conn *next;
 	for (struct conn *c = api->conns; c; c = next) {
@@ -736,7 +743,7 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 		if (c->closing)
 			continue;
 		c->lingering = 1;
-		uv_timer_start(&c->timer, on_linger_timeout, LINGER_MS, 0);
+		uv_timer_start(&c->timer, on_linger_timeout, api->linger_ms, 0);
 	}
 	if (api->live == 0)
 		api_finish(api);

@@ -83,6 +83,14 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 		struct smt_api **out);
 
 /*
+ * How long smt_api_close waits for each client to close its end after
+ * the last answer (default 2000 ms: a worker's answer to the leader's
+ * result must get through `smtctl dial-stdio` before the daemon, as PID 1,
+ * takes the relay down with it).  0 when nobody is left to answer to.
+ */
+void smt_api_set_linger(struct smt_api *api, unsigned ms);
+
+/*
  * Change the idle timeout and the connection limit (tests use short
  * ones).  Applies to connections accepted afterwards.  Zero keeps the
  * current value.

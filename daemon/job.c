@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,15 @@ struct stream {
 	struct smt_job *job;
 };
 
+/* A process of an abandoned job, watched until it ends (see
+ * smt_job_abandon). */
+struct watch {
+	uv_poll_t poll;
+	int fd;
+	struct smt_job *job;
+	struct watch *next, *prev;
+};
+
 struct smt_job {
 	uv_loop_t *loop;
 	struct smt_reaper *reaper;
@@ -37,6 +47,9 @@ struct smt_job {
 	struct stream out, err;
 	uv_timer_t grace_timer, drain_timer;
 	int grace_armed;
+	struct watch *watches;
+	size_t watching;
+	int blind;        /* an abandoned job's process could not be watched */
 	int exited;
 	int done_called;
 	int closing;
@@ -116,6 +129,88 @@ static void kill_all(struct smt_job *job)
 			job->st.leftovers += n;
 		smt_info("killed %d remaining process%s of the job", n, n == 1 ? "" : "es");
 	}
+}
+
+static void watch_close_cb(uv_handle_t *h)
+{
+	struct watch *w = h->data;
+	struct smt_job *job = w->job;
+
+	close(w->fd);
+	free(w);
+	job->handles_open--;
+	if (job->closing && job->handles_open == 0)
+		free(job);
+}
+
+static void unwatch(struct watch *w)
+{
+	struct smt_job *job = w->job;
+
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		job->watches = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	job->watching--;
+	uv_close((uv_handle_t *)&w->poll, watch_close_cb);
+}
+
+/* Nothing but the command is left of an abandoned job: it has nothing
+ * more to do than wait for a host that is gone. */
+static void abandoned_alone(struct smt_job *job)
+{
+	if (job->exited || job->watching > 0 || job->blind)
+		return;
+	smt_info("the job's other processes have ended: killing its command (pid %d)",
+		 (int)job->pid);
+	kill_all(job);
+}
+
+static void on_watched_end(uv_poll_t *h, int status, int events)
+{
+	struct watch *w = h->data;
+	struct smt_job *job = w->job;
+
+	(void)status;
+	(void)events;
+	unwatch(w);
+	abandoned_alone(job);
+}
+
+static void watch_process(void *arg, pid_t pid)
+{
+	struct smt_job *job = arg;
+	struct watch *w;
+	int fd;
+
+	if (pid == job->pid)
+		return;
+	/* pidfds are close-on-exec from the start. */
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0) {
+		if (errno != ESRCH)
+			job->blind = 1;
+		return;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL || uv_poll_init(job->loop, &w->poll, fd) < 0) {
+		free(w);
+		close(fd);
+		job->blind = 1;
+		return;
+	}
+	w->fd = fd;
+	w->job = job;
+	w->poll.data = w;
+	w->next = job->watches;
+	if (w->next)
+		w->next->prev = w;
+	job->watches = w;
+	job->watching++;
+	job->handles_open++;
+	uv_poll_start(&w->poll, UV_READABLE, on_watched_end);
 }
 
 static void on_grace(uv_timer_t *t)
@@ -275,19 +370,22 @@ static int is_stopping_signal(int signo)
 	return signo == SIGTERM || signo == SIGINT || signo == SIGQUIT || signo == SIGHUP;
 }
 
+static void arm_grace(struct smt_job *job, int signo)
+{
+	if (job->st.stopped_by == 0)
+		job->st.stopped_by = signo;
+	if (!job->grace_armed) {
+		job->grace_armed = 1;
+		uv_timer_start(&job->grace_timer, on_grace, (uint64_t)(job->cfg.grace * 1000), 0);
+	}
+}
+
 int smt_job_signal(struct smt_job *job, int signo)
 {
 	int rc = 0;
 
-	if (is_stopping_signal(signo)) {
-		if (job->st.stopped_by == 0)
-			job->st.stopped_by = signo;
-		if (!job->grace_armed) {
-			job->grace_armed = 1;
-			uv_timer_start(&job->grace_timer, on_grace,
-				       (uint64_t)(job->cfg.grace * 1000), 0);
-		}
-	}
+	if (is_stopping_signal(signo))
+		arm_grace(job, signo);
 	if (job->exited) {
 		/* The command is gone; its leftovers still get the signal. */
 		int n = smt_killtree(job->cfg.proc, job->pid, job->cfg.keep, job->cfg.keep_arg, signo);
@@ -296,6 +394,27 @@ int smt_job_signal(struct smt_job *job, int signo)
 	if (kill(job->cfg.forward_to_group ? -job->pid : job->pid, signo) < 0)
 		rc = -errno;
 	return rc;
+}
+
+int smt_job_abandon(struct smt_job *job)
+{
+	int n;
+
+	if (job->exited || job->watches || job->blind)
+		return smt_job_signal(job, SIGTERM);
+	arm_grace(job, SIGTERM);
+	/*
+	 * Left running, mpirun would answer the TERM by killing the ranks on
+	 * its own timetable (odls_base_sigkill_timeout) while it waits for the
+	 * lost host; stopped, it leaves the ranks their grace.
+	 */
+	kill(job->pid, SIGSTOP);
+	n = smt_killtree_visit(job->cfg.proc, job->pid, job->cfg.keep, job->cfg.keep_arg,
+			       SIGTERM, watch_process, job);
+	if (n < 0)
+		return n;
+	abandoned_alone(job);
+	return 0;
 }
 
 pid_t smt_job_pid(const struct smt_job *job)
@@ -310,6 +429,8 @@ void smt_job_free(struct smt_job *job)
 	if (!job->exited)
 		smt_reaper_unwatch(job->reaper, job->pid);
 	job->closing = 1;
+	while (job->watches)
+		unwatch(job->watches);
 	stream_end(&job->out);
 	stream_end(&job->err);
 	uv_close((uv_handle_t *)&job->grace_timer, timer_close_cb);

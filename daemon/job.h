@@ -66,6 +66,16 @@ int smt_job_start(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_j
  * command already ended). */
 int smt_job_signal(struct smt_job *job, int signo);
 
+/*
+ * The job cannot end normally here (a host of it was lost: mpirun would
+ * wait for that host's daemon forever).  The command is stopped (SIGSTOP),
+ * every other process of the job on this host gets SIGTERM and the grace
+ * starts; the command is killed as soon as every other process has ended,
+ * so ranks that exit on SIGTERM end the job at once and ranks that catch
+ * it keep the grace to checkpoint.  Returns 0 or -errno.
+ */
+int smt_job_abandon(struct smt_job *job);
+
 /* The command's PID, or -1 before start. */
 pid_t smt_job_pid(const struct smt_job *job);
 

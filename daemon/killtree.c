@@ -93,6 +93,12 @@ static int classify(struct proc_entry *v, size_t n, struct proc_entry *e, pid_t 
 
 int smt_killtree(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg, int signo)
 {
+	return smt_killtree_visit(proc, sid, keep, arg, signo, NULL, NULL);
+}
+
+int smt_killtree_visit(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg,
+		       int signo, smt_killtree_each each, void *each_arg)
+{
 	struct proc_entry *v = NULL;
 	size_t n = 0, cap = 0;
 	pid_t self = getpid();
@@ -129,8 +135,11 @@ int smt_killtree(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg,
 			continue;
 		if (v[i].state == 'Z')
 			continue;
-		if (kill(v[i].pid, signo) == 0)
+		if (kill(v[i].pid, signo) == 0) {
 			count++;
+			if (each)
+				each(each_arg, v[i].pid);
+		}
 	}
 	rc = count;
 out:

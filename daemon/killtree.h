@@ -28,4 +28,10 @@ typedef int (*smt_killtree_keep)(void *arg, pid_t pid);
  */
 int smt_killtree(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg, int signo);
 
+/* As smt_killtree, and EACH(EACH_ARG, PID) runs for every process that
+ * was sent the signal. */
+typedef void (*smt_killtree_each)(void *arg, pid_t pid);
+int smt_killtree_visit(const char *proc, pid_t sid, smt_killtree_keep keep, void *arg,
+		       int signo, smt_killtree_each each, void *each_arg);
+
 #endif

@@ -4,7 +4,8 @@
  * Leader: start sshd if needed, wait until every worker is ready (peers.c),
  * launch mpirun, carry its output, and when it ends tell every worker the
  * result and then end here too.  A worker lost while the job runs ends the
- * job on every host: mpirun is signalled and killed after the grace, and
+ * job on every host: the job's processes here get SIGTERM, mpirun is
+ * killed as soon as they are gone (at the latest after the grace), and
  * the failure names the lost host (on_worker_lost below).  A standalone
  * host runs the rank command itself, with no peers and no mpirun.
  */
@@ -307,8 +308,10 @@ static void on_worker_lost(void *ctx, size_t i, const char *why)
 	}
 	smt_daemon_changed(d);
 	if (d->job && !d->job_ended)
-		/* mpirun may not notice on its own; TERM now, KILL after the grace. */
-		smt_job_signal(d->job, SIGTERM);
+		/* mpirun would wait for the lost host's daemon forever: the
+		 * ranks here get TERM, mpirun is killed once they are gone,
+		 * everything after the grace. */
+		smt_job_abandon(d->job);
 	else if (!d->job)
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
 }

@@ -98,6 +98,10 @@ static void on_leader_lost(uv_timer_t *t)
 		 "(--peer-timeout)\n", smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
 		 d->opts->peer_timeout);
 	smt_error("%.*s", (int)strcspn(text, "\n"), text);
+	/* Whatever channel the leader had here is dead: no answer of ours
+	 * needs to wait for it at the end. */
+	if (d->api)
+		smt_api_set_linger(d->api, 0);
 	drain(d, SIGTERM, SMT_EXIT_PEER, text);
 }
 
