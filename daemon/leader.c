@@ -351,8 +351,11 @@ static int start_peers(struct smt_daemon *d)
 	const char **workers = calloc(n ? n : 1, sizeof(*workers));
 	const char **all = calloc(nall ? nall : 1, sizeof(*all));
 	size_t nw = 0;
+	char channels[4096];
 	int rc;
 
+	/* Next to the control socket, whose directory is ours. */
+	snprintf(channels, sizeof(channels), "%s.channels", d->opts->socket_path);
 	if (workers == NULL || all == NULL) {
 		free(workers);
 		free(all);
@@ -372,6 +375,7 @@ static int start_peers(struct smt_daemon *d)
 		.ssh_path = d->opts->ssh_path,
 		.smtctl_path = d->opts->smtctl_path,
 		.remote_socket = d->opts->socket_path,
+		.channel_socket = channels,
 		.reaper = d->reaper,
 		.peer_timeout = d->opts->peer_timeout,
 	};

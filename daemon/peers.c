@@ -11,6 +11,7 @@
 #include <string.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -73,7 +74,8 @@ struct smt_peers {
 	char *result_json;
 	char **job_hosts;       /* our copy of cfg.job_hosts */
 	struct smt_logpipe *log; /* the channels' ssh messages */
-	char name[64];          /* the abstract socket curl connects to */
+	char name[64];          /* prefix of the connections' abstract names */
+	char path[108];         /* the socket curl connects to; "" for abstract */
 	int listen_fd;
 	uv_poll_t listener;
 	unsigned nconnections;
@@ -84,8 +86,8 @@ static void send_watch(struct peer *p);
 
 /* ---- the ssh channel under curl ----
  *
- * curl connects each transfer's connection to one abstract Unix socket of
- * ours (CURLOPT_ABSTRACT_UNIX_SOCKET), from a socket that open_socket below
+ * curl connects each transfer's connection to one Unix socket of ours
+ * (open_listener), from a socket that open_socket below
  * has bound to a name saying which worker it is for.  Each connection we
  * accept becomes ssh's stdin and stdout: `ssh HOST smtctl dial-stdio`
  * joins it to the worker's control socket, and no byte is copied by us.
@@ -180,22 +182,47 @@ static void on_accept(uv_poll_t *h, int status, int events)
 	}
 }
 
+/*
+ * The socket curl connects to.  A path, because curl 7.88 takes a
+ * connection to an abstract socket for one that is still resolving and
+ * never reuses it (every request would cost an ssh handshake); abstract
+ * only when the path does not fit.  Mode 0600: a connection here makes us
+ * run ssh.
+ */
 static int open_listener(struct smt_peers *ps)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	socklen_t len;
 	int n;
 
 	snprintf(ps->name, sizeof(ps->name), "smtd-%d-%lx", (int)getpid(), (unsigned long)uv_hrtime());
-	n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s", ps->name);
 	ps->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (ps->listen_fd < 0)
 		return -errno;
-	if (bind(ps->listen_fd, (struct sockaddr *)&un,
-		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0 ||
+	n = ps->cfg.channel_socket ? snprintf(ps->path, sizeof(ps->path), "%s", ps->cfg.channel_socket) : -1;
+	if (n > 0 && (size_t)n < sizeof(ps->path) && (size_t)n < sizeof(un.sun_path)) {
+		memcpy(un.sun_path, ps->path, (size_t)n + 1);
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
+		unlink(ps->path);
+	} else {
+		if (ps->cfg.channel_socket)
+			smt_warn("%s: path too long for a socket; connections to the workers "
+				 "will not be reused", ps->cfg.channel_socket);
+		ps->path[0] = '\0';
+		n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s", ps->name);
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	}
+	if (bind(ps->listen_fd, (struct sockaddr *)&un, len) < 0 ||
+	    (ps->path[0] && chmod(ps->path, 0600) < 0) ||
 	    listen(ps->listen_fd, SOMAXCONN) < 0) {
 		int rc = -errno;
+		smt_error("cannot listen on %s for the channels to the workers: %s",
+			  ps->path[0] ? ps->path : "an abstract socket", strerror(errno));
 		close(ps->listen_fd);
 		ps->listen_fd = -1;
+		if (ps->path[0])
+			unlink(ps->path);
+		ps->path[0] = '\0';
 		return rc;
 	}
 	uv_poll_init(ps->loop, &ps->listener, ps->listen_fd);
@@ -257,7 +284,10 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		goto fail;
 	snprintf(url, sizeof(url), "%s%s", p->url, path);
 	curl_easy_setopt(r->easy, CURLOPT_URL, url);
-	curl_easy_setopt(r->easy, CURLOPT_ABSTRACT_UNIX_SOCKET, ps->name);
+	if (ps->path[0])
+		curl_easy_setopt(r->easy, CURLOPT_UNIX_SOCKET_PATH, ps->path);
+	else
+		curl_easy_setopt(r->easy, CURLOPT_ABSTRACT_UNIX_SOCKET, ps->name);
 	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETDATA, p);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -559,6 +589,8 @@ static void handle_closed(uv_handle_t *h)
 		return;
 	if (ps->listen_fd >= 0)
 		close(ps->listen_fd);
+	if (ps->path[0])
+		unlink(ps->path);
 	free_copies(ps);
 }
 

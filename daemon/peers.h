@@ -53,6 +53,9 @@ struct smt_peers_config {
 	const char *ssh_path;       /* "ssh" */
 	const char *smtctl_path;    /* smtctl on the workers */
 	const char *remote_socket;  /* the workers' control socket path */
+	const char *channel_socket; /* where curl's connections to the workers are
+				       accepted (a path: curl 7.88 never reuses a
+				       connection to an abstract socket) */
 	struct smt_reaper *reaper;  /* collects the channels' ssh processes */
 	double peer_timeout;        /* seconds a worker may stay unheard */
 	double watch_timeout;       /* seconds a long poll is held; 0: a third of
