@@ -2,9 +2,11 @@
  * smtctl.c - the command-line client of smtd (SPEC §9).
  *
  * Each command is one HTTP request over the daemon's Unix socket, made
- * with libcurl (loaded by the first request: see smt_curl.h), and one exit code: 0 ok; 1 unhealthy, not ready or the job
+ * with libcurl, and one exit code: 0 ok; 1 unhealthy, not ready or the job
  * failed; 2 usage; 3 the daemon cannot be reached (or what answers is not
- * smtd); 4 permission denied.  Errors are one line on stderr.
+ * smtd, or libcurl cannot be loaded); 4 permission denied.  Errors are one
+ * line on stderr.  libcurl is loaded by the first request (smt_curl.h), so
+ * dial-stdio, which speaks no HTTP itself, never maps it.
  */
 #include "config.h"
 
