@@ -60,14 +60,16 @@ assert_contains "$T/dial.out" '"state":"running"' "the status through dial-stdio
 assert_not_loaded dial libcurl
 
 # ---- a libcurl that cannot be loaded ----
-# The loader finds this libcurl.so.4 first: not a library at all.
+# The loader finds this one first: not a library at all.
+so=$(sed -n 's/^#define SMT_CURL_SONAME "\(.*\)"$/\1/p' "$top_builddir/config.h")
+[ -n "$so" ] || fail "no SMT_CURL_SONAME in config.h"
 mkdir -p "$T/badlib"
-printf 'not a library\n' >"$T/badlib/libcurl.so.4"
+printf 'not a library\n' >"$T/badlib/$so"
 rc=0
 LD_LIBRARY_PATH="$T/badlib" "$SMTCTL" --socket "$S" status >"$T/bad.out" 2>"$T/bad.err" || rc=$?
 assert_eq "$rc" 3 "exit code of smtctl without libcurl"
 assert_eq "$(wc -l <"$T/bad.err")" 1 "smtctl's error is one line"
-assert_contains "$T/bad.err" "smtctl: cannot load libcurl (libcurl.so.4): $T/badlib/libcurl.so.4: " \
+assert_contains "$T/bad.err" "smtctl: cannot load libcurl ($so): $T/badlib/$so: " \
 	"smtctl names the library"
 assert_contains "$T/bad.err" "(install the libcurl4 package)" "smtctl says what to install"
 # dial-stdio does not care.
@@ -91,6 +93,6 @@ LD_LIBRARY_PATH="$T/badlib" timeout 30 "$SMTD" --root "$T/l" --socket "$S" --ssh
 	--wait-timeout 20 -- /bin/true >"$T/leader.out" 2>&1 || rc=$?
 [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "leader without libcurl: exit $rc: $(cat "$T/leader.out")"
 assert_contains "$T/leader.out" \
-	"the workers' channels need libcurl: cannot load libcurl (libcurl.so.4): $T/badlib/libcurl.so.4: " \
+	"the workers' channels need libcurl: cannot load libcurl ($so): $T/badlib/$so: " \
 	"the leader says why"
 [ -s "$T/l/output/failure" ] || fail "the leader left no failure file"
