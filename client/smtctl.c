@@ -4,7 +4,9 @@
  * Each command is one HTTP request over the daemon's Unix socket, made
  * with libcurl, and one exit code: 0 ok; 1 unhealthy, not ready or the job
  * failed; 2 usage; 3 the daemon cannot be reached (or what answers is not
- * smtd); 4 permission denied.  Errors are one line on stderr.
+ * smtd, or libcurl cannot be loaded); 4 permission denied.  Errors are one
+ * line on stderr.  libcurl is loaded by the first request (smt_curl.h), so
+ * dial-stdio, which speaks no HTTP itself, never maps it.
  */
 #include "config.h"
 
@@ -17,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
+#include "smt_curl.h"
 #include "smt_proto.h"
 #include "smtctl.h"
 
@@ -80,12 +82,18 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
 static int request(const struct ctl *ctl, const char *method, const char *path,
 		   const char *body, struct reply *out)
 {
-	char url[512], errbuf[CURL_ERROR_SIZE] = "";
+	char url[512], errbuf[CURL_ERROR_SIZE] = "", why[SMT_CURL_ERR_MAX];
 	struct curl_slist *headers = NULL;
 	int ret = SMTCTL_EXIT_UNREACHABLE;
 	CURL *h = NULL;
 
 	memset(out, 0, sizeof *out);
+	/* Without libcurl no daemon can be reached: exit 3, before any
+	 * curl_* call (the clean-up below makes some). */
+	if (smt_curl_load(why, sizeof why) < 0) {
+		fprintf(stderr, "smtctl: %s\n", why);
+		return SMTCTL_EXIT_UNREACHABLE;
+	}
 	if (curl_global_init(CURL_GLOBAL_NOTHING) != 0 || !(h = curl_easy_init())) {
 		fprintf(stderr, "smtctl: cannot initialise libcurl\n");
 		goto out;

@@ -9,8 +9,9 @@
 #ifndef SMT_CURLUV_H
 #define SMT_CURLUV_H
 
-#include <curl/curl.h>
 #include <uv.h>
+
+#include "smt_curl.h"
 
 struct smt_curluv;
 

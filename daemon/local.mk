@@ -1,9 +1,10 @@
 # The daemon is a thin main (smtd.c) over a library of modules, so that the
-# unit tests link exactly the code that runs in production.
+# unit tests link exactly the code that runs in production.  libcurl is not
+# linked: proto/smt_curl.c loads it for the leader of a multi-host job only.
 noinst_LIBRARIES += daemon/libsmtd.a
 daemon_libsmtd_a_SOURCES = daemon/log.c daemon/log.h
 SMTD_LIBS = daemon/libsmtd.a proto/libsmtproto.a $(UV_LIBS) $(JANSSON_LIBS) \
-	$(CURL_LIBS) $(HTTP_PARSER_LIBS) $(SYSTEMD_LIBS)
+	$(HTTP_PARSER_LIBS) $(SYSTEMD_LIBS)
 AM_CPPFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(SYSTEMD_CFLAGS)
 
 include $(srcdir)/daemon/config.mk

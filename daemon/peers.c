@@ -597,9 +597,17 @@ static void handle_closed(uv_handle_t *h)
 int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		    const struct smt_peers_ops *ops, void *ctx, struct smt_peers **out)
 {
-	struct smt_peers *ps = calloc(1, sizeof(*ps));
+	struct smt_peers *ps;
+	char why[SMT_CURL_ERR_MAX];
 	int rc;
 
+	/* Only here, for a job of several hosts, does smtd need libcurl. */
+	rc = smt_curl_load(why, sizeof(why));
+	if (rc < 0) {
+		smt_error("the workers' channels need libcurl: %s", why);
+		return rc;
+	}
+	ps = calloc(1, sizeof(*ps));
 	if (ps == NULL)
 		return -ENOMEM;
 	ps->loop = loop;

@@ -62,6 +62,7 @@ struct smt_peers_config {
 				       the peer timeout, between 0.2 and 5 */
 };
 
+/* Loads libcurl first (smt_curl.h): its failure is logged and returned. */
 int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		    const struct smt_peers_ops *ops, void *ctx, struct smt_peers **out);
 
