@@ -403,9 +403,15 @@ static void on_sshd(void *arg, int up)
 		return;
 	}
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_PEERS);
-	if (start_peers(d) < 0) {
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
-			   "InternalError: out of memory starting the workers' channels\n");
+	int rc = start_peers(d);
+	if (rc < 0) {
+		if (rc == -ELIBACC || rc == -ELIBBAD)
+			snprintf(text, sizeof(text), "InternalError: the channels to the workers need "
+				 "libcurl, which cannot be loaded; install the libcurl4 package\n");
+		else
+			snprintf(text, sizeof(text), "InternalError: cannot open the channels to the "
+				 "workers: %s\n", strerror(-rc));
+		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
 		return;
 	}
 	uv_timer_start(&d->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000), 0);

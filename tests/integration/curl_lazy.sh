@@ -91,8 +91,9 @@ echo '{"sagemaker_mpi_enabled": "true"}' >"$T/l/input/config/hyperparameters.jso
 rc=0
 LD_LIBRARY_PATH="$T/badlib" timeout 30 "$SMTD" --root "$T/l" --socket "$S" --sshd never \
 	--wait-timeout 20 -- /bin/true >"$T/leader.out" 2>&1 || rc=$?
-[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "leader without libcurl: exit $rc: $(cat "$T/leader.out")"
+[ "$rc" = 1 ] || fail "leader without libcurl: exit $rc (expected 1): $(cat "$T/leader.out")"
 assert_contains "$T/leader.out" \
 	"the workers' channels need libcurl: cannot load libcurl ($so): $T/badlib/$so: " \
 	"the leader says why"
 [ -s "$T/l/output/failure" ] || fail "the leader left no failure file"
+assert_contains "$T/l/output/failure" "InternalError: the channels to the workers need libcurl, which cannot be loaded; install the libcurl4 package" "the leader's failure without libcurl"
