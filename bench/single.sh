@@ -1,12 +1,9 @@
 # bench/single.sh - one-host benchmarks B4-B7 and issue 5's load (sourced
 # by bench/run.sh).  smtd runs on the machine itself (no resourceconfig:
-# one host named after gethostname()), without sshd.  Every job uses
-# `-mca btl ^openib,ofi,uct` (see the notes: Debian's default excludes ofi
-# and uct, whose start-up costs 1.4 s; the toolkit's `btl ^openib` brings
-# them back) so that start-up does not drown the rates; the baselines run
-# the same mpirun argv.
+# one host named after gethostname()), without sshd.  The ranks
+# oversubscribe the 2 cores; the baselines run the same mpirun argv.
 
-LOCAL_MPI_OPTS="--oversubscribe -mca btl ^openib,ofi,uct"
+LOCAL_MPI_OPTS="--oversubscribe"
 
 # smtd_local NP [SMTD OPTIONS...] -- CMD...: smtd for one host, in the
 # foreground; its stdout is the caller's.  smtd_local_bg: the same in the

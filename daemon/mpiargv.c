@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envv.h"
 #include "mpiargv.h"
 #include "smt_proto.h"
 #include "shellwords.h"
@@ -101,16 +102,6 @@ static int replace_word(struct item *item, int i, const char *word)
 	return 0;
 }
 
-static const char *env_get(char *const *envp, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
-			return *envp + len + 1;
-	return NULL;
-}
-
 static int in_list(const char *const *list, const char *s)
 {
 	for (; s && *list; list++)
@@ -119,9 +110,39 @@ static int in_list(const char *const *list, const char *s)
 	return 0;
 }
 
+/* SPEC §6's btl ^openib on top of the site's value (see mpiargv.h). */
+static int btl_value(const char *site, char *out, size_t outlen)
+{
+	char copy[4096], *save = NULL;
+	size_t used = 0;
+	int exclude = 1;
+
+	if (site && *site != '^' && *site != '\0')
+		exclude = 0;
+	else if (site && *site == '^')
+		site++;
+	if (snprintf(copy, sizeof(copy), "%s", site ? site : "") >= (int)sizeof(copy))
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	if (exclude)
+		used = (size_t)snprintf(out, outlen, "^openib");
+	for (char *c = strtok_r(copy, ", ", &save); c; c = strtok_r(NULL, ", ", &save)) {
+		if (strcmp(c, "openib") == 0)
+			continue;
+		used += (size_t)snprintf(out + used, used < outlen ? outlen - used : 0, "%s%s",
+					 used ? "," : "", c);
+		if (used >= outlen)
+			return -ENAMETOOLONG;
+	}
+	/* A site list of nothing but openib: exclude it, as the toolkit does. */
+	if (used == 0)
+		snprintf(out, outlen, "^openib");
+	return 0;
+}
+
 static int defaults(struct items *it, const struct smt_mpiargv_in *in)
 {
-	char buf[512], *hosts = NULL;
+	char buf[512], btl[4096], *hosts = NULL;
 	size_t len = 0;
 	FILE *f;
 	int rc = 0;
@@ -152,7 +173,9 @@ static int defaults(struct items *it, const struct smt_mpiargv_in *in)
 	rc |= add(it, "bind-to", 2, "-bind-to", "none", NULL);
 	rc |= add(it, "map-by", 2, "-map-by", "slot", NULL);
 	rc |= add_mca(it, "pml", "ob1");
-	rc |= add_mca(it, "btl", "^openib");
+	if (btl_value(in->site_btl, btl, sizeof(btl)) < 0)
+		return -ENAMETOOLONG;
+	rc |= add_mca(it, "btl", btl);
 	rc |= add_mca(it, "orte_abort_on_non_zero_status", "1");
 	rc |= add_mca(it, "btl_vader_single_copy_mechanism", "none");
 	rc |= add_x(it, "NCCL_MIN_NRINGS=4");
@@ -164,7 +187,7 @@ static int defaults(struct items *it, const struct smt_mpiargv_in *in)
 	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s", in->preload);
 	rc |= add_x(it, buf);
 	for (size_t i = 0; smt_mpiargv_aws_names[i]; i++)
-		if (env_get(in->envp, smt_mpiargv_aws_names[i]))
+		if (smt_env_get(in->envp, smt_mpiargv_aws_names[i]))
 			rc |= add_x(it, smt_mpiargv_aws_names[i]);
 	for (size_t i = 0; in->forward && in->forward[i]; i++)
 		rc |= add_x(it, in->forward[i]);

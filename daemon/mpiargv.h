@@ -6,6 +6,10 @@
  * that repeats a default (-mca/--mca NAME, -x NAME[=V], -bind-to, -map-by)
  * replaces that default in place, and --NCCL_DEBUG X (or --NCCL_DEBUG=X)
  * sets the level of -x NCCL_DEBUG and is not passed on.
+ *
+ * `-mca btl ^openib` keeps the site's own btl choice: openib is excluded
+ * together with what the site excludes (^openib,uct,ofi on Debian), and a
+ * site's list of components to use is kept without openib.
  */
 #ifndef SMT_MPIARGV_H
 #define SMT_MPIARGV_H
@@ -26,6 +30,8 @@ struct smt_mpiargv_in {
 	char *const *envp;           /* to see which AWS variables are set */
 	char *const *forward;        /* extra -x NAME, in order (job-wide SM_*) */
 	const char *custom;          /* custom MPI options; may be NULL */
+	const char *site_btl;        /* btl as the site's Open MPI sets it
+					(ompiparams.h); NULL when unset */
 	char *const *rank_argv;
 };
 

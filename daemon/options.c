@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "envv.h"
 #include "options.h"
 #include "smt_proto.h"
 
@@ -95,16 +96,6 @@ void smt_options_usage(FILE *out)
 	      "Command-line options win over SMTD_* variables, which win over\n"
 	      "hyperparameters.json, then resourceconfig.json.  Timeouts are seconds.\n",
 	      out);
-}
-
-static const char *env_get(char **envp, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (char **e = envp; e && *e; e++)
-		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-			return *e + len + 1;
-	return NULL;
 }
 
 static int parse_bool(const char *text, int *out)
@@ -303,7 +294,7 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 
 	defaults(opts);
 	for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
-		const char *val = env_get(envp, env_names[i].name);
+		const char *val = smt_env_get(envp, env_names[i].name);
 
 		if (!val)
 			continue;
@@ -314,7 +305,7 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 		if (apply(opts, env_names[i].id, what, val, err, errlen) < 0)
 			return -EINVAL;
 	}
-	opts->gpu_probe_root = env_get(envp, "SMTD_GPU_PROBE_ROOT");
+	opts->gpu_probe_root = smt_env_get(envp, "SMTD_GPU_PROBE_ROOT");
 
 	/* getopt keeps its state in globals; optind = 0 restarts it fully. */
 	optind = 0;

@@ -20,8 +20,10 @@
 
 #include "jobconfig.h"
 #include "mpiargv.h"
+#include "ompiparams.h"
 #include "plan.h"
 #include "smenv.h"
+#include "spawn.h"
 
 #ifndef SMT_PRELOAD_DEFAULT
 #define SMT_PRELOAD_DEFAULT "/usr/local/lib/libsmthostname.so"
@@ -446,14 +448,25 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 {
 	const struct smt_options *o = &p->opts;
 	const struct smt_group *grp = NULL;
-	char msg[256];
-	int rc;
+	char msg[256], mpirun[4096], site_btl[4096];
+	int rc, have_btl;
 
 	if (p->ndist > SMT_HOSTFILE_THRESHOLD && (rc = hostfile(p)) < 0)
 		return rc;
 	for (size_t i = 0; i < p->cfg->ngroups; i++)
 		if (in_strv(p->cfg->groups[i].hosts, p->dist_hosts[0]))
 			grp = &p->cfg->groups[i];
+	/* mpirun not found is reported when it is started, not here. */
+	have_btl = smt_ompi_param("btl", envp,
+				  smt_spawn_find_program(o->mpirun_path, envp, NULL, mpirun,
+							 sizeof(mpirun)) == 0 ? mpirun : NULL,
+				  site_btl, sizeof(site_btl));
+	if (have_btl == -ENAMETOOLONG) {
+		seterr(err, errlen, "Open MPI's btl parameter (OMPI_MCA_btl or an "
+		       "openmpi-mca-params.conf) is longer than %zu bytes; shorten it",
+		       sizeof(site_btl) - 1);
+		return -EINVAL;
+	}
 	struct smt_mpiargv_in in = {
 		.mpirun = o->mpirun_path,
 		.hosts = p->dist_hosts,
@@ -470,6 +483,7 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		.forward = p->forward,
 		.custom = o->mpi_options ? o->mpi_options : p->cfg->mpi_options,
 		.rank_argv = p->rank_argv,
+		.site_btl = have_btl == 1 ? site_btl : NULL,
 	};
 	rc = smt_mpiargv_build(&in, &p->mpi_argv, msg, sizeof(msg));
 	if (rc == -EINVAL) {

@@ -12,19 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "envv.h"
 #include "spawn.h"
 
 extern char **environ;
-
-static const char *env_lookup(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
@@ -133,7 +124,8 @@ static int check_file(const char *path)
 	return 0;
 }
 
-int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd)
+int smt_spawn_find_program(const char *prog, char *const *envp, const char *cwd, char *out,
+			   size_t outlen)
 {
 	char path[PATH_MAX];
 	const char *p, *end;
@@ -145,11 +137,13 @@ int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd
 		if (prog[0] != '/' && cwd) {
 			if (snprintf(path, sizeof(path), "%s/%s", cwd, prog) >= (int)sizeof(path))
 				return -ENAMETOOLONG;
-			return check_file(path);
+		} else if (snprintf(path, sizeof(path), "%s", prog) >= (int)sizeof(path)) {
+			return -ENAMETOOLONG;
 		}
-		return check_file(prog);
+		rc = check_file(path);
+		goto found;
 	}
-	p = env_lookup(envp ? envp : environ, "PATH");
+	p = smt_env_get(envp ? envp : environ, "PATH");
 	if (p == NULL)
 		p = "/usr/local/bin:/usr/bin:/bin";
 	for (; ; p = end + 1) {
@@ -158,8 +152,10 @@ int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd
 		if (snprintf(path, sizeof(path), "%.*s/%s", len, len ? p : ".", prog) <
 		    (int)sizeof(path)) {
 			int r = check_file(path);
-			if (r == 0)
-				return 0;
+			if (r == 0) {
+				rc = 0;
+				goto found;
+			}
 			if (r == -EACCES)
 				rc = -EACCES;
 		}
@@ -167,4 +163,13 @@ int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd
 			break;
 	}
 	return rc;
+found:
+	if (rc == 0 && out && snprintf(out, outlen, "%s", path) >= (int)outlen)
+		rc = -ENAMETOOLONG;
+	return rc;
+}
+
+int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd)
+{
+	return smt_spawn_find_program(prog, envp, cwd, NULL, 0);
 }

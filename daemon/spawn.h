@@ -42,4 +42,8 @@ int smt_spawn_exec_status(int err);
  */
 int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd);
 
+/* As smt_spawn_check_program, and the path found is copied to OUT. */
+int smt_spawn_find_program(const char *prog, char *const *envp, const char *cwd, char *out,
+			   size_t outlen);
+
 #endif

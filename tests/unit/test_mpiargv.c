@@ -67,6 +67,49 @@ static void test_defaults(void **state)
 	free(s);
 }
 
+/* The value that follows "-mca btl" in the argv built from IN. */
+static char *btl_of(struct smt_mpiargv_in *in)
+{
+	char *s = build(in), *p = strstr(s, "|-mca|btl|"), *end, *v;
+
+	assert_non_null(p);
+	p += strlen("|-mca|btl|");
+	end = strchr(p, '|');
+	v = strndup(p, (size_t)(end - p));
+	free(s);
+	return v;
+}
+
+/* SPEC §6's btl ^openib keeps the site's own choice (Debian's ^uct,openib,ofi). */
+static void test_site_btl(void **state)
+{
+	static const struct { const char *site, *want; } cases[] = {
+		{ NULL, "^openib" },
+		{ "", "^openib" },
+		{ "^uct,openib,ofi", "^openib,uct,ofi" },
+		{ "^ofi", "^openib,ofi" },
+		{ "^openib", "^openib" },
+		{ "self,vader,tcp", "self,vader,tcp" },
+		{ "self,openib,tcp", "self,tcp" },
+		{ "openib", "^openib" },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct smt_mpiargv_in in = base();
+		in.site_btl = cases[i].site;
+		char *v = btl_of(&in);
+		assert_string_equal(v, cases[i].want);
+		free(v);
+	}
+	/* A custom -mca btl still replaces it, whatever the site says. */
+	struct smt_mpiargv_in in = base();
+	in.site_btl = "^uct,openib,ofi";
+	in.custom = "-mca btl self,tcp";
+	char *v = btl_of(&in);
+	assert_string_equal(v, "self,tcp");
+	free(v);
+}
+
 static void test_single_host_hostfile_efa_aws(void **state)
 {
 	struct smt_mpiargv_in in = base();
@@ -137,6 +180,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_site_btl),
 		cmocka_unit_test(test_single_host_hostfile_efa_aws),
 		cmocka_unit_test(test_custom),
 		cmocka_unit_test(test_custom_error),
