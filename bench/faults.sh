@@ -101,14 +101,21 @@ b1_base() {
 }
 
 # b1_base_argv: the baseline with smtd's own mpirun argv (smtd --dry-run
-# --json on algo-1), to tell smtd's cost from its mpirun options' cost.
+# --json on algo-1, less the launch agent), to tell smtd's cost from its
+# mpirun options' cost.
 b1_base_argv() {
 	local t0 t1
 	fault_setup b1x
 	mh_boot --sshd 2>>"$W/mh.log"
 	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin "$SMTD" --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" \
 		--dry-run --json -- "$MPIDIR/mpi_job" allreduce >"$RUN/plan.json" 2>"$RUN/plan.err"
-	mapfile -d '' argv < <(/usr/bin/python3 -c 'import json,sys; sys.stdout.write("\0".join(json.load(open(sys.argv[1]))["argv"]) + "\0")' "$RUN/plan.json")
+	# Without smtd's launch agent, which needs smtd on the workers.
+	mapfile -d '' argv < <(/usr/bin/python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["argv"]
+i = a.index("orte_launch_agent")
+del a[i - 1:i + 2]
+sys.stdout.write("\0".join(a) + "\0")' "$RUN/plan.json")
 	t0=$(bench_now)
 	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin OMPI_MCA_odls_base_sigkill_timeout=0 "${argv[@]}" >"$RUN/out" 2>&1 ||
 		bench_log "baseline mpirun (smtd's argv) failed: $(tail -3 "$RUN/out")"

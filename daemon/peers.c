@@ -83,6 +83,7 @@ struct smt_peers {
 
 static void send_probe(struct peer *p);
 static void send_watch(struct peer *p);
+static void send_watch_fresh(struct peer *p, int fresh);
 
 /* ---- the ssh channel under curl ----
  *
@@ -269,7 +270,7 @@ static void req_free(struct req *r)
 static void on_done(void *arg, CURL *easy, CURLcode result);
 
 static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
-		    long timeout_ms)
+		    long timeout_ms, int fresh)
 {
 	struct smt_peers *ps = p->ps;
 	struct req *r = calloc(1, sizeof(*r));
@@ -293,6 +294,10 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
+	/* A channel idle for the whole job (see smt_peers_launched) is still
+	 * good: curl's default gives up on it after 118 s. */
+	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, 30L * 86400);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
 	/* ssh itself takes time to connect; curl's own connect is local. */
 	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
@@ -352,7 +357,7 @@ static void retry_later(struct peer *p)
 
 static void send_probe(struct peer *p)
 {
-	if (req_send(p, REQ_PROBE, SMT_PATH_STATUS, NULL, 15000) < 0)
+	if (req_send(p, REQ_PROBE, SMT_PATH_STATUS, NULL, 15000, 0) < 0)
 		retry_later(p);
 }
 
@@ -469,12 +474,18 @@ static void channel_ok(struct peer *p)
 
 static void send_watch(struct peer *p)
 {
+	send_watch_fresh(p, 0);
+}
+
+static void send_watch_fresh(struct peer *p, int fresh)
+{
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld",
 		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000));
 	/* An answer later than this means the channel is stuck. */
-	if (req_send(p, REQ_WATCH, path, NULL, (long)(p->ps->cfg.watch_timeout * 2000 + 1000)) < 0)
+	if (req_send(p, REQ_WATCH, path, NULL, (long)(p->ps->cfg.watch_timeout * 2000 + 1000),
+		     fresh) < 0)
 		channel_failed(p, "out of memory");
 }
 
@@ -493,7 +504,7 @@ static void result_settled(struct peer *p)
 
 static void send_result(struct peer *p)
 {
-	if (req_send(p, REQ_RESULT, SMT_PATH_RESULT, p->ps->result_json, 5000) < 0)
+	if (req_send(p, REQ_RESULT, SMT_PATH_RESULT, p->ps->result_json, 5000, 0) < 0)
 		result_settled(p);
 }
 
@@ -680,8 +691,14 @@ void smt_peers_launched(struct smt_peers *ps)
 		if (p->lost)
 			continue;
 		heard(p);
-		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000);
-		send_watch(p);
+		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000, 0);
+		/*
+		 * The long poll gets a connection of its own, so that the
+		 * launch's stays open and idle for the result: at the job's
+		 * end the long poll is held, and one more ssh handshake per
+		 * worker would be on the way to every host's exit.
+		 */
+		send_watch_fresh(p, 1);
 	}
 }
 
