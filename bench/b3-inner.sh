@@ -4,10 +4,13 @@
 # /run).  N worker smtd processes w1..wN on one machine, one `sshd` for
 # all of them listening on every loopback address; /etc/hosts maps wK to
 # 127.0.1.K (127.0.2.K above 255).  root's authorized key forces route.sh,
-# which picks the worker's control socket from the address ssh connected
-# to.  MODE fake: the leader's --ssh-path is fakessh.sh (no ssh at all:
-# smtd's own cost).  Prints "N SECONDS" per run: from the leader's exec to
-# the exec of its (stand-in) mpirun, all workers being up before.
+# (bench/b3shim.c), which picks the worker's control socket from the address
+# ssh connected to.  MODE fake: the leader's --ssh-path is b3shim as
+# fakessh (no ssh at all: smtd's own cost).  Prints "N SECONDS CPU" per
+# run: from the leader's exec to the exec of its (stand-in) mpirun, all
+# workers being up before, and the CPU the leader used meanwhile with its
+# ssh clients (a cpuacct cgroup of its own; the sshd side, which real hosts
+# run on their own machines, is not in it).
 set -u
 dir=$1 mode=$2 n=$3 runs=$4
 ip link set lo up
@@ -32,22 +35,9 @@ mount --bind "$dir/ssh_config" /etc/ssh/ssh_config
 [ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/id_ed25519"
 [ -f "$dir/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
 cp "$dir/id_ed25519" "$dir/id_ed25519.pub" /root/.ssh/
-cat >"$dir/route.sh" <<EOR
-#!/bin/bash
-# ssh forced command: the worker whose address the client connected to.
-set -- \$SSH_CONNECTION
-IFS=. read -r a b c d <<<"\$3"
-exec "$SMTCTL" --socket "$dir/w\$(( (c - 1) * 250 + d )).sock" dial-stdio
-EOR
-cat >"$dir/fakessh.sh" <<EOR
-#!/bin/bash
-# The leader's ssh without ssh: the first word that is not an option is
-# the host.
-while [ "\${1#-}" != "\$1" ]; do shift 2; done
-exec "$SMTCTL" --socket "$dir/\$1.sock" dial-stdio
-EOR
-chmod +x "$dir/route.sh" "$dir/fakessh.sh"
-echo "command=\"$dir/route.sh\",no-pty $(cat "$dir/id_ed25519.pub")" >/root/.ssh/authorized_keys
+# The forced command and the fake ssh are bench/b3shim.c (no bash on the
+# channel's path).
+echo "command=\"$BIN/b3shim route $dir $SMTCTL\",no-pty $(cat "$dir/id_ed25519.pub")" >/root/.ssh/authorized_keys
 cat >"$dir/sshd_config" <<EOC
 Port 22
 ListenAddress 0.0.0.0
@@ -100,22 +90,31 @@ for ((r = 1; r <= runs; r++)); do
 	rm -rf "$dir/leader"
 	mkroot leader
 	sshopt=()
-	[ "$mode" = fake ] && sshopt=(--ssh-path "$dir/fakessh.sh")
-	STAMP_FILE=$dir/t1 STAMP_SLEEP=30 "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
-		--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
-		--current-host leader --mpirun "$BIN/stamp" "${sshopt[@]}" -- /bin/true >"$dir/leader.log" 2>&1 &
+	[ "$mode" = fake ] && sshopt=(--ssh-path "$BIN/fakessh")
+	cg=/sys/fs/cgroup/cpuacct/smt-b3-$$-$r
+	mkdir "$cg" || { echo "B3: cannot make $cg" >&2; exit 1; }
+	(
+		echo $BASHPID >"$cg/tasks"
+		export B3_DIR=$dir STAMP_FILE=$dir/t1 STAMP_SLEEP=30
+		exec "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
+			--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
+			--current-host leader --mpirun "$BIN/stamp" "${sshopt[@]}" -- /bin/true
+	) >"$dir/leader.log" 2>&1 &
 	lp=$!
 	for ((i = 0; i < 4000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
+	cpu=$(awk '{ printf "%.3f", $1 / 1e9 }' "$cg/cpuacct.usage")
 	if [ -s "$dir/t1" ]; then
-		echo "$n $(awk -v a="$(cat "$dir/t0")" -v b="$(head -1 "$dir/t1")" 'BEGIN { printf "%.3f", b - a }')"
+		echo "$n $(awk -v a="$(cat "$dir/t0")" -v b="$(head -1 "$dir/t1")" 'BEGIN { printf "%.3f", b - a }') $cpu"
 	else
-		echo "$n -"
+		echo "$n - -"
 		echo "B3: the leader did not launch with $n workers:" >&2
 		grep -v debug "$dir/leader.log" | tail -5 >&2
 	fi
 	cp "$dir/leader.log" "$dir/leader-$mode-$n-$r.log"
 	kill -KILL $lp "${pids[@]}" 2>/dev/null
 	wait $lp "${pids[@]}" 2>/dev/null
+	while read -r p; do kill -KILL "$p"; done <"$cg/tasks" 2>/dev/null
+	for ((i = 0; i < 500; i++)); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
 done
 [ "$mode" = ssh ] && kill "$(cat /run/sshd.pid)"
 exit 0

@@ -45,6 +45,7 @@ BIN=$top_builddir/bench
 mkdir -p "$BIN"
 cc -O2 -Wall -o "$BIN/stamp" "$BENCH_DIR/stamp.c" &&
 	cc -O2 -Wall -o "$BIN/ratewriter" "$BENCH_DIR/ratewriter.c" &&
+	cc -O2 -Wall -o "$BIN/b3shim" "$BENCH_DIR/b3shim.c" && ln -sf b3shim "$BIN/fakessh" &&
 	cc -O2 -Wall -pthread -o "$BIN/statusload" "$BENCH_DIR/statusload.c" &&
 	mpicc -O2 -Wall -o "$BIN/hang" "$BENCH_DIR/hang.c" || exit 1
 
