@@ -285,8 +285,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 			conn_close(c);
 		return;
 	}
-	if (c->lingering)
-		return;
+	/* A lingering connection is still answered: the leader may send its
+	 * result on an idle channel to a host that has just stopped, and an
+	 * unanswered request would keep both waiting for the linger. */
 	int r = smt_httpconn_feed(c->http, buf->base, (size_t)nread);
 	conn_after(c, r);
 }
@@ -307,6 +308,17 @@ static void conn_after(struct conn *c, int r)
 		return;
 	}
 	unsigned hold = smt_httpconn_held(c->http);
+	if (c->lingering) {
+		/* Nothing changes any more: no poll is held, and the linger's
+		 * timer stays as it is. */
+		if (hold)
+			r = smt_httpconn_release(c->http);
+		if (r < 0)
+			conn_close(c);
+		else
+			conn_flush(c);
+		return;
+	}
 	if (hold)
 		/* A held long poll is a complete request: its own time applies. */
 		uv_timer_start(&c->timer, on_hold_timeout, hold, 0);

@@ -462,6 +462,60 @@ static void test_close_with_clients(void **state)
 	}
 }
 
+/* While the server lingers after smt_api_close, a request on an idle
+ * keep-alive connection is still answered (the leader's result on an idle
+ * channel to a host that has just stopped), and the end comes as soon as
+ * the client closes, not after the linger. */
+static void test_linger_answers(void **state)
+{
+	struct env *e = *state;
+	char buf[4096];
+	int fd, eof;
+	long t0;
+
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	fd = client(e);
+	send_str(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
+	receive(e, fd, buf, sizeof buf, "running", 1000, &eof);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	smt_api_close(e->api, on_closed, e);
+	e->api = NULL;
+	t0 = now_ms();
+	send_str(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
+	receive(e, fd, buf, sizeof buf, "running", 1500, &eof);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	assert_false(eof);
+	assert_true(now_ms() - t0 < 1500);
+	close(fd);
+	while (e->closed == 0 && now_ms() - t0 < 1500)
+		pump(e, 5);
+	assert_int_equal(e->closed, 1);
+}
+
+/* With no linger (a worker whose leader is lost), close ends at once. */
+static void test_no_linger(void **state)
+{
+	struct env *e = *state;
+	char buf[256];
+	int fd, eof;
+	long t0;
+
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	fd = client(e);
+	send_str(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
+	receive(e, fd, buf, sizeof buf, "running", 1000, &eof);
+	smt_api_set_linger(e->api, 0);
+	smt_api_close(e->api, on_closed, e);
+	e->api = NULL;
+	t0 = now_ms();
+	receive(e, fd, buf, sizeof buf, NULL, 1500, &eof);
+	assert_true(eof);
+	assert_true(now_ms() - t0 < 1000);
+	close(fd);
+	uv_run(&e->loop, UV_RUN_DEFAULT);
+	assert_int_equal(e->closed, 1);
+}
+
 int main(void)
 {
 	/* As in smtd: a client that leaves must not kill the process. */
@@ -475,6 +529,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pipelining_and_half_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_linger_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_linger, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
