@@ -181,7 +181,7 @@ fault_row() {
 		5) tf=$(bench_now); mh_vanish 2 ;;
 		6) tf=$(bench_now); mh_vanish 1 ;;
 		7) tf=$(bench_now); mh_link_down 2 ;;
-		9) tf=$(bench_now); for k in 1 2 3; do mh_kill $k TERM; done ;;
+		9) pid="$(mh_pid1 1) $(mh_pid1 2) $(mh_pid1 3)"; tf=$(bench_now); kill -TERM $pid ;;
 		esac
 	fi
 	last_exit $hosts; t1=$LAST
