@@ -221,5 +221,5 @@ bench_issue5() {
 	bench_record I5r "issue 5: the same, requests per second" req/s "report" "$rps" ""
 	bench_record I5m "issue 5: the same, p50 latency" ms "report" "$p50" ""
 	bench_record I5p "issue 5: the same, p99 latency" ms "report" "$p99" ""
-	bench_record I5x "issue 5: connections refused (503, over the 64-connection limit) and retried" count "—" "$ref" ""
+	bench_record I5x "issue 5: connections refused (503, over the 256-connection limit) and retried" count "—" "$ref" ""
 }
