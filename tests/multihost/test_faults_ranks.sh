@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 7, the faults of a rank, orted, sshd and the configuration, on 3
-# simulated hosts: rows 1, 2, 3, 4, 11, 12 and 13 of the fault matrix.
+# simulated hosts: rows 1, 2, 3, 4, 11, 12 and 13 of the fault matrix, and
+# row 4 with an orted that only a scan of /proc can find.
 # After each: every host's exit code, its failure file naming the culprit,
 # no process left in any host, and the time from the fault to the last exit.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
@@ -75,6 +76,26 @@ kill -KILL "$pid"
 smtd_wait_all 60
 smtd_time_since "$t0"
 for k in 1 2 3; do smtd_check $k 1 "algo-3"; done
+assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
+smtd_nothing_left
+mh_teardown
+
+# Row 4 again, with orted started without smtd's launch agent (custom MPI
+# options replace orte_launch_agent): nothing announces it, so each worker
+# finds it in /proc 5 s after the launch message and watches it from there.
+row scan
+for k in 1 2 3; do
+	smtd_hyper $k '{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2", "sagemaker_mpi_custom_mpi_options": "-mca orte_launch_agent orted"}'
+	smtd_start $k -- "$JOB" sleep 60
+done
+for k in 2 3; do smtd_wait_line $k "orted was not announced; found it in /proc (pid"; done
+smtd_wait_line 1 "rank 5 ready"
+pid=$(smtd_pid_of 3 orted) || fail "no orted on algo-3"
+t0=$EPOCHREALTIME
+kill -KILL "$pid"
+smtd_wait_all 60
+smtd_time_since "$t0"
+for k in 1 2 3; do smtd_check $k 1 "DaemonLost" "algo-3"; done
 assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
 smtd_nothing_left
 mh_teardown
