@@ -26,6 +26,10 @@ ready term
 kill -TERM $SPID
 rc=0; wait $SPID || rc=$?
 assert_eq "$rc" 143 "exit code after SIGTERM"
+grep -q "0 TERM" "$T/term/rec" && grep -q "1 TERM" "$T/term/rec" || {
+	echo "---- smtd's log:" >&2
+	grep -v mpirank "$T/term/err" >&2
+}
 assert_contains "$T/term/rec" "0 TERM" "rank 0 got SIGTERM"
 assert_contains "$T/term/rec" "1 TERM" "rank 1 got SIGTERM"
 assert_contains "$T/root/output/failure" "SIGTERM" "failure names the signal"
