@@ -28,8 +28,8 @@ struct stream {
 	struct smt_job *job;
 };
 
-/* A process of an abandoned job, watched until it ends (see
- * smt_job_abandon). */
+/* A process of the job watched until it ends: an abandoned job's (see
+ * smt_job_abandon), or one that outlives the command during a stop. */
 struct watch {
 	uv_poll_t poll;
 	int fd;
@@ -49,7 +49,8 @@ struct smt_job {
 	int grace_armed;
 	struct watch *watches;
 	size_t watching;
-	int blind;        /* an abandoned job's process could not be watched */
+	int blind;        /* a process of the job could not be watched */
+	int leftovers_watched; /* maybe_done looked for what outlives the command */
 	int exited;
 	int done_called;
 	int closing;
@@ -58,10 +59,26 @@ struct smt_job {
 	char buf[READ_BUF];
 };
 
+static void watch_process(void *arg, pid_t pid);
+
 static void maybe_done(struct smt_job *job)
 {
 	if (job->done_called || !job->exited || job->out.open || job->err.open)
 		return;
+	/*
+	 * A stop is in progress and its grace is not over: what is left of
+	 * the job (a child checkpointing after the command exited) keeps it,
+	 * watched through pidfds; the grace's SIGKILL ends the wait.
+	 */
+	if (uv_is_active((uv_handle_t *)&job->grace_timer) && !job->blind) {
+		if (!job->watches && !job->leftovers_watched) {
+			job->leftovers_watched = 1;
+			smt_killtree_visit(job->cfg.proc, job->pid, job->cfg.keep, job->cfg.keep_arg, 0,
+					   watch_process, job);
+		}
+		if (job->watching > 0 && !job->blind)
+			return;
+	}
 	job->done_called = 1;
 	uv_timer_stop(&job->drain_timer);
 	uv_timer_stop(&job->grace_timer);
@@ -177,6 +194,7 @@ static void on_watched_end(uv_poll_t *h, int status, int events)
 	(void)events;
 	unwatch(w);
 	abandoned_alone(job);
+	maybe_done(job);
 }
 
 static void watch_process(void *arg, pid_t pid)

@@ -12,7 +12,8 @@
  * Signals (SPEC §8): smt_job_signal forwards to the command (the leader's
  * mpirun passes them to every rank) or, with forward_to_group, to its whole
  * process group.  TERM, INT, QUIT and HUP also start the grace timer: what
- * is still alive when it fires is killed with SIGKILL.
+ * is still alive when it fires is killed with SIGKILL.  Until then, what
+ * outlives the command keeps its grace, and ops->done waits for it.
  */
 #ifndef SMT_JOB_H
 #define SMT_JOB_H

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPEC §8 on a standalone host: signals reach the job's process group;
 # SIGTERM stops it (exit 143); a process that ignores SIGTERM is killed after
-# --grace; SIGUSR1 is forwarded and the job goes on; nothing is left behind.
+# --grace, one that outlives the program keeps the grace; SIGUSR1 is
+# forwarded and the job goes on; nothing is left behind.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 SIGRANK="$top_builddir/tests/helpers/sigrank"
@@ -67,7 +68,23 @@ for s in INT:130 HUP:129 QUIT:131; do
 	assert_no_process "$tag-$name"
 done
 
-# 5. The program exits but leaves a child behind: smtd kills it.
+# 5. On SIGTERM the program exits at once, but a child of it saves its
+# work first (1 s, with its output elsewhere): it keeps the grace, smtd
+# waits for it and then exits 143 - well before the 10 s grace.
+saver="trap 'sleep 1; echo saved >$T/keep/saved; exit 0' TERM; while :; do sleep 0.05; done"
+start keep --grace 10 -- /bin/sh -c "/bin/sh -c \"$saver\" </dev/null >/dev/null 2>&1 & touch $T/keep/ready; exec sleep 60"
+wait_for_file "$T/keep/ready" || fail "job did not start"
+sleep 0.2
+t0=$(date +%s%N)
+kill -TERM $SPID
+rc=0; wait $SPID || rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+assert_eq "$rc" 143 "exit code after SIGTERM with a child saving its work"
+[ -f "$T/keep/saved" ] || fail "the child was killed before it saved its work (smtd exited after $ms ms): $(cat "$T/keep/err")"
+[ $ms -lt 8000 ] || fail "smtd waited $ms ms: the grace, not the child's end"
+echo "child saved its work; smtd exited $ms ms after SIGTERM"
+
+# 6. The program exits but leaves a child behind: smtd kills it.
 start left -- /bin/sh -c "$SIGRANK --ready $T/left $tag-left & while [ ! -e $T/left/ready.0 ]; do sleep 0.05; done; exit 0"
 rc=0; wait $SPID || rc=$?
 assert_eq "$rc" 0 "exit code with a leftover child"
