@@ -66,19 +66,25 @@ for k in 1 2 3; do smtd_check $k 1 "ValueError: shapes do not match" "rank 1" "a
 smtd_nothing_left
 mh_teardown
 
+# kill_orted: SIGKILL algo-3's orted once every rank runs; every host
+# fails naming algo-3, whose smtd kills the orphaned ranks.
+kill_orted() {
+	smtd_wait_line 1 "rank 5 ready"
+	pid=$(smtd_pid_of 3 orted) || fail "no orted on algo-3"
+	t0=$EPOCHREALTIME
+	kill -KILL "$pid"
+	smtd_wait_all 60
+	smtd_time_since "$t0"
+	for k in 1 2 3; do smtd_check $k 1 "DaemonLost" "algo-3"; done
+	assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
+	smtd_nothing_left
+	mh_teardown
+}
+
 # Row 4: orted on a worker is SIGKILLed; its orphaned ranks die with it.
 row orted
 for k in 1 2 3; do smtd_start $k -- "$JOB" sleep 60; done
-smtd_wait_line 1 "rank 5 ready"
-pid=$(smtd_pid_of 3 orted) || fail "no orted on algo-3"
-t0=$EPOCHREALTIME
-kill -KILL "$pid"
-smtd_wait_all 60
-smtd_time_since "$t0"
-for k in 1 2 3; do smtd_check $k 1 "algo-3"; done
-assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
-smtd_nothing_left
-mh_teardown
+kill_orted
 
 # Row 4 again, with orted started without smtd's launch agent (custom MPI
 # options replace orte_launch_agent): nothing announces it, so each worker
@@ -89,16 +95,7 @@ for k in 1 2 3; do
 	smtd_start $k -- "$JOB" sleep 60
 done
 for k in 2 3; do smtd_wait_line $k "orted was not announced; found it in /proc (pid"; done
-smtd_wait_line 1 "rank 5 ready"
-pid=$(smtd_pid_of 3 orted) || fail "no orted on algo-3"
-t0=$EPOCHREALTIME
-kill -KILL "$pid"
-smtd_wait_all 60
-smtd_time_since "$t0"
-for k in 1 2 3; do smtd_check $k 1 "DaemonLost" "algo-3"; done
-assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
-smtd_nothing_left
-mh_teardown
+kill_orted
 
 # Row 11: sshd killed on a worker before the launch: restarted, the job runs.
 row sshd

@@ -466,18 +466,27 @@ static void test_close_with_clients(void **state)
  * keep-alive connection is still answered (the leader's result on an idle
  * channel to a host that has just stopped), and the end comes as soon as
  * the client closes, not after the linger. */
-static void test_linger_answers(void **state)
+/* A keep-alive client that has had one answer and is now idle. */
+static int idle_client(struct env *e)
 {
-	struct env *e = *state;
 	char buf[4096];
 	int fd, eof;
-	long t0;
 
 	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
 	fd = client(e);
 	send_str(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
 	receive(e, fd, buf, sizeof buf, "running", 1000, &eof);
 	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	return fd;
+}
+
+static void test_linger_answers(void **state)
+{
+	struct env *e = *state;
+	char buf[4096];
+	int fd = idle_client(e), eof;
+	long t0;
+
 	smt_api_close(e->api, on_closed, e);
 	e->api = NULL;
 	t0 = now_ms();
@@ -497,13 +506,9 @@ static void test_no_linger(void **state)
 {
 	struct env *e = *state;
 	char buf[256];
-	int fd, eof;
+	int fd = idle_client(e), eof;
 	long t0;
 
-	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
-	fd = client(e);
-	send_str(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
-	receive(e, fd, buf, sizeof buf, "running", 1000, &eof);
 	smt_api_set_linger(e->api, 0);
 	smt_api_close(e->api, on_closed, e);
 	e->api = NULL;
