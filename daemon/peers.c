@@ -210,9 +210,14 @@ static int open_listener(struct smt_peers *ps)
 		return -errno;
 	n = ps->cfg.channel_socket ? snprintf(ps->path, sizeof(ps->path), "%s", ps->cfg.channel_socket) : -1;
 	if (n > 0 && (size_t)n < sizeof(ps->path) && (size_t)n < sizeof(un.sun_path)) {
+		struct stat st;
+
 		memcpy(un.sun_path, ps->path, (size_t)n + 1);
 		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
-		unlink(ps->path);
+		/* A stale socket of ours is replaced; anything else stays and
+		 * makes bind fail, saying so. */
+		if (lstat(ps->path, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(ps->path);
 	} else {
 		if (ps->cfg.channel_socket)
 			smt_warn("%s: path too long for a socket; connections to the workers "
@@ -221,15 +226,16 @@ static int open_listener(struct smt_peers *ps)
 		n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s", ps->name);
 		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 	}
-	if (bind(ps->listen_fd, (struct sockaddr *)&un, len) < 0 ||
-	    (ps->path[0] && chmod(ps->path, 0600) < 0) ||
+	int bound = bind(ps->listen_fd, (struct sockaddr *)&un, len) == 0;
+	if (!bound || (ps->path[0] && chmod(ps->path, 0600) < 0) ||
 	    listen(ps->listen_fd, SOMAXCONN) < 0) {
 		int rc = -errno;
 		smt_error("cannot listen on %s for the channels to the workers: %s",
 			  ps->path[0] ? ps->path : "an abstract socket", strerror(errno));
 		close(ps->listen_fd);
 		ps->listen_fd = -1;
-		if (ps->path[0])
+		/* Only what we created goes. */
+		if (bound && ps->path[0])
 			unlink(ps->path);
 		ps->path[0] = '\0';
 		return rc;

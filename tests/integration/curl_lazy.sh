@@ -97,3 +97,18 @@ assert_contains "$T/leader.out" \
 	"the leader says why"
 [ -s "$T/l/output/failure" ] || fail "the leader left no failure file"
 assert_contains "$T/l/output/failure" "InternalError: the channels to the workers need libcurl, which cannot be loaded; install the libcurl4 package" "the leader's failure without libcurl"
+
+# With libcurl, the leader listens for its channels next to the control
+# socket: a file there that is not a socket is neither removed nor used,
+# and the job fails at once, saying where.
+rm -rf "$T/l/output"
+echo keep >"$S.channels"
+rc=0
+timeout 30 "$SMTD" --root "$T/l" --socket "$S" --sshd never \
+	--wait-timeout 20 -- /bin/true >"$T/leader2.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "leader with a file at $S.channels: exit $rc (expected 1): $(cat "$T/leader2.out")"
+assert_contains "$T/leader2.out" "cannot listen on $S.channels for the channels to the workers: Address already in use" \
+	"the leader names the channels' socket"
+assert_contains "$T/l/output/failure" "InternalError: cannot open the channels to the workers: Address already in use" \
+	"the leader's failure"
+assert_eq "$(cat "$S.channels")" keep "the file at $S.channels"
