@@ -5,10 +5,16 @@ set -eu
 out="$top_builddir/tests/mpi"
 mkdir -p "$out"
 command -v "${MPICC:-mpicc}" >/dev/null 2>&1 || { echo "mpicc not found" >&2; exit 77; }
-src="$top_srcdir/tests/helpers/mpi_job.c"
-if [ ! -x "$out/mpi_job" ] || [ "$src" -nt "$out/mpi_job" ]; then
-	# Concurrent tests may build at once: build aside, rename into place.
-	"${MPICC:-mpicc}" -O1 -Wall -o "$out/mpi_job.$$" "$src"
-	mv -f "$out/mpi_job.$$" "$out/mpi_job"
-fi
+# build NAME SOURCE [CFLAGS...]
+build() {
+	name=$1 src=$2
+	shift 2
+	if [ ! -x "$out/$name" ] || [ "$src" -nt "$out/$name" ]; then
+		# Concurrent tests may build at once: build aside, rename into place.
+		"${MPICC:-mpicc}" -O1 -Wall "$@" -o "$out/$name.$$" "$src"
+		mv -f "$out/$name.$$" "$out/$name"
+	fi
+}
+build mpi_job "$top_srcdir/tests/helpers/mpi_job.c"
+build sigrank_mpi "$top_srcdir/tests/helpers/sigrank.c" -DSIGRANK_MPI
 echo "$out"

@@ -6,9 +6,18 @@
  *   --record FILE   append "RANK NAME" per signal (O_APPEND, one write each)
  *   --ready DIR     create DIR/ready.RANK when set up
  *   --ignore-term   record SIGTERM but keep running (to test the grace kill)
+ *   --peers N       after recording a stopping signal, exit only once the
+ *                   record file holds N lines (at most 5 s): under mpirun,
+ *                   the first rank to exit makes mpirun kill the others,
+ *                   which may not have run since their signal arrived
  *   --exit-after S  exit 0 after S seconds (default: wait forever)
  *   --exit CODE     exit with CODE right after start
  *   --child         fork a child that also waits (to test leftovers)
+ *
+ * Built with -DSIGRANK_MPI by mpicc (tests/helpers/build-mpi.sh) as
+ * sigrank_mpi, it calls MPI_Init before it says it is ready: mpirun passes
+ * a signal on only to ranks it has registered, which a plain program may
+ * not be yet when its ready marker appears.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +28,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef SIGRANK_MPI
+#include <mpi.h>
+#endif
 
 static const char *record_path;
 
@@ -44,10 +56,30 @@ static void record(int sig)
 	}
 }
 
+/* Until the record file holds N lines, for at most 5 s. */
+static void wait_for_peers(int n)
+{
+	for (int i = 0; n > 0 && record_path && i < 500; i++) {
+		char buf[4096];
+		int lines = 0, fd = open(record_path, O_RDONLY);
+		ssize_t k;
+
+		if (fd >= 0) {
+			while ((k = read(fd, buf, sizeof(buf))) > 0)
+				for (ssize_t j = 0; j < k; j++)
+					lines += buf[j] == '\n';
+			close(fd);
+		}
+		if (lines >= n)
+			return;
+		usleep(10000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *ready = NULL;
-	int ignore_term = 0, child = 0;
+	int ignore_term = 0, child = 0, peers = 0;
 	double exit_after = -1;
 	sigset_t set;
 	int sig;
@@ -59,6 +91,8 @@ int main(int argc, char **argv)
 			ready = argv[++i];
 		else if (!strcmp(argv[i], "--ignore-term"))
 			ignore_term = 1;
+		else if (!strcmp(argv[i], "--peers") && i + 1 < argc)
+			peers = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--child"))
 			child = 1;
 		else if (!strcmp(argv[i], "--exit-after") && i + 1 < argc)
@@ -78,6 +112,10 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
+#ifdef SIGRANK_MPI
+	/* The blocked signals stay blocked in the threads MPI starts. */
+	MPI_Init(&argc, &argv);
+#endif
 	if (exit_after >= 0)
 		alarm((unsigned)(exit_after + 0.5));
 	if (ready) {
@@ -92,8 +130,12 @@ int main(int argc, char **argv)
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (sig == SIGALRM)
+		if (sig == SIGALRM) {
+#ifdef SIGRANK_MPI
+			MPI_Finalize();
+#endif
 			return 0;
+		}
 		record(sig);
 		printf("rank %d got SIG%s\n", rank(), sigabbrev_np(sig));
 		fflush(stdout);
@@ -101,6 +143,7 @@ int main(int argc, char **argv)
 			continue;
 		if (sig == SIGUSR1 || sig == SIGUSR2)
 			continue;
+		wait_for_peers(peers);
 		return 128 + sig;
 	}
 }

@@ -13,6 +13,9 @@ c = MPI.COMM_WORLD
 print("rank", c.Get_rank(), "bytes \x01 \u00e9", flush=True)
 sys.stdout.buffer.write(b"invalid utf-8 \xff\xfe\n")
 sys.stdout.flush()
+# Rank 1 fails only once every rank has printed: its MPI_Abort would
+# otherwise beat a slow rank 0 to its first line.
+c.Barrier()
 if c.Get_rank() == 1:
     raise ValueError("shapes do not match")
 c.Barrier()

@@ -20,8 +20,15 @@ start() { # start NAME SMTD-ARGS... : smtd in the background
 }
 ready() { wait_for_file "$T/$1/ready.0" 30 && wait_for_file "$T/$1/ready.1" 30 || { cat "$T/$1/err"; fail "ranks of $1 did not start"; }; }
 
+# Ranks that call MPI_Init before they say they are ready: mpirun passes a
+# signal on only to ranks it has registered.
+MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
+SIGRANK_MPI="$MPIDIR/sigrank_mpi"
+
 # 1. SIGTERM: both ranks get it through mpirun; exit 143; nothing left.
-start term --grace 10 -- "$SIGRANK" --record "$T/term/rec" --ready "$T/term" "$tag-term"
+# (--peers 2: a rank that exits at once makes mpirun SIGKILL the other,
+# which on a loaded machine may not have run since its SIGTERM arrived.)
+start term --grace 10 -- "$SIGRANK_MPI" --record "$T/term/rec" --ready "$T/term" --peers 2 "$tag-term"
 ready term
 kill -TERM $SPID
 rc=0; wait $SPID || rc=$?
@@ -53,7 +60,7 @@ assert_no_process "$tag-grace"
 echo "grace 0.5 s: smtd exited after $ms ms"
 
 # 3. SIGUSR1 reaches every rank; the job goes on and succeeds.
-start usr -- "$SIGRANK" --record "$T/usr/rec" --ready "$T/usr" --exit-after 3 "$tag-usr"
+start usr -- "$SIGRANK_MPI" --record "$T/usr/rec" --ready "$T/usr" --exit-after 3 "$tag-usr"
 ready usr
 kill -USR1 $SPID
 rc=0; wait $SPID || rc=$?
@@ -77,7 +84,6 @@ head -1 "$T/root/output/failure"
 # 5. While an MPI job runs, the status lists every rank with its host and
 # PID, from mpirun's proctable (printed once the ranks called MPI_Init; a
 # program without MPI never gets one).
-MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 start ranks -- "$MPIDIR/mpi_job" sleep 3
 i=0
 until "$SMTCTL" status --json >"$T/ranks/status.json" 2>/dev/null &&
