@@ -25,4 +25,4 @@ tests_unit_test_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_cgroup_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/test_cgroup
 EXTRA_DIST += tests/helpers/mpi_job.c tests/helpers/build-mpi.sh
-CLEANFILES += tests/mpi/mpi_job
+CLEANFILES += tests/mpi/mpi_job tests/mpi/sigrank_mpi
