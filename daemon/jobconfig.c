@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "strv.h"
 #include "jobconfig.h"
 
 #define RC_NAME "resourceconfig.json"
@@ -231,14 +232,6 @@ json_t *smt_hp_decode(json_t *value)
 	return decoded ? decoded : json_incref(value);
 }
 
-static void free_strv(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
 
 void smt_jobconfig_free(struct smt_jobconfig *cfg)
 {
@@ -248,14 +241,14 @@ void smt_jobconfig_free(struct smt_jobconfig *cfg)
 	free(cfg->hp_path);
 	free(cfg->idc_path);
 	free(cfg->current_host);
-	free_strv(cfg->hosts);
+	smt_strv_free(cfg->hosts);
 	free(cfg->iface);
 	free(cfg->current_group);
 	free(cfg->current_instance_type);
 	for (size_t i = 0; i < cfg->ngroups; i++) {
 		free(cfg->groups[i].name);
 		free(cfg->groups[i].instance_type);
-		free_strv(cfg->groups[i].hosts);
+		smt_strv_free(cfg->groups[i].hosts);
 	}
 	free(cfg->groups);
 	json_decref(cfg->resource);
@@ -264,7 +257,7 @@ void smt_jobconfig_free(struct smt_jobconfig *cfg)
 	json_decref(cfg->inputdata);
 	free(cfg->program);
 	free(cfg->mpi_options);
-	free_strv(cfg->dist_groups);
+	smt_strv_free(cfg->dist_groups);
 	free(cfg->job_name);
 	free(cfg->submit_dir);
 	free(cfg);
@@ -344,10 +337,10 @@ static int host_list(const char *path, const char *field, json_t *arr, char **al
 	*nout = n;
 	return 0;
 nomem:
-	free_strv(list);
+	smt_strv_free(list);
 	return -ENOMEM;
 fail:
-	free_strv(list);
+	smt_strv_free(list);
 	return -EINVAL;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envv.h"
+#include "strv.h"
 #include "mpiargv.h"
 #include "smt_proto.h"
 #include "shellwords.h"
@@ -297,17 +297,8 @@ int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err,
 	argv = NULL;
 	rc = 0;
 out:
-	smt_mpiargv_free(argv);
-	smt_shellwords_free(words);
+	smt_strv_free(argv);
+	smt_strv_free(words);
 	items_free(&it);
 	return rc;
-}
-
-void smt_mpiargv_free(char **argv)
-{
-	if (!argv)
-		return;
-	for (char **a = argv; *a; a++)
-		free(*a);
-	free(argv);
 }

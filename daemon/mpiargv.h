@@ -36,12 +36,11 @@ struct smt_mpiargv_in {
 };
 
 /*
- * Build the argv (NULL-terminated, free with smt_mpiargv_free).  Returns 0,
+ * Build the argv (NULL-terminated, free with smt_strv_free, strv.h).  Returns 0,
  * -ENOMEM, or -EINVAL with the shell-word problem of the custom options in
  * ERR (the caller names where they came from).
  */
 int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argv, char *err, size_t errlen);
-void smt_mpiargv_free(char **argv);
 
 /* The AWS credential variables forwarded when set. */
 extern const char *const smt_mpiargv_aws_names[];

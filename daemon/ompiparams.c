@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envv.h"
+#include "strv.h"
 #include "ompiparams.h"
 
 static char *trim(char *s)

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "envv.h"
+#include "strv.h"
 #include "options.h"
 #include "smt_proto.h"
 

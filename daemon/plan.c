@@ -24,6 +24,7 @@
 #include "plan.h"
 #include "smenv.h"
 #include "spawn.h"
+#include "strv.h"
 
 #ifndef SMT_PRELOAD_DEFAULT
 #define SMT_PRELOAD_DEFAULT "/usr/local/lib/libsmthostname.so"
@@ -61,23 +62,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-static size_t strv_len(char *const *v)
-{
-	size_t n = 0;
-
-	while (v && v[n])
-		n++;
-	return n;
-}
 
 /* A growable NULL-terminated vector of owned strings. */
 struct strv {
@@ -292,7 +276,7 @@ static int user_args(struct smt_plan *p)
 	s.v = NULL;
 	rc = 0;
 out:
-	strv_free(s.v);
+	smt_strv_free(s.v);
 	free(keys);
 	return rc;
 }
@@ -352,7 +336,7 @@ static int rank_command(struct smt_plan *p, int under_mpi, char *err, size_t err
 	p->rank_argv = s.v;
 	return 0;
 out:
-	strv_free(s.v);
+	smt_strv_free(s.v);
 	return rc;
 }
 
@@ -415,9 +399,9 @@ static int environment(struct smt_plan *p, char **envp)
 	json_decref(vars);
 	return 0;
 nomem:
-	strv_free(names.v);
-	strv_free(fwd.v);
-	strv_free(env.v);
+	smt_strv_free(names.v);
+	smt_strv_free(fwd.v);
+	smt_strv_free(env.v);
 	json_decref(vars);
 	return -ENOMEM;
 }
@@ -577,12 +561,12 @@ void smt_plan_free(struct smt_plan *p)
 	free(p->dist_hosts);
 	free(p->code_dir);
 	free(p->program);
-	strv_free(p->user_args);
-	strv_free(p->rank_argv);
-	smt_mpiargv_free(p->mpi_argv);
-	strv_free(p->forward);
-	strv_free(p->env_names);
-	strv_free(p->envp);
+	smt_strv_free(p->user_args);
+	smt_strv_free(p->rank_argv);
+	smt_strv_free(p->mpi_argv);
+	smt_strv_free(p->forward);
+	smt_strv_free(p->env_names);
+	smt_strv_free(p->envp);
 	free(p->hostfile);
 	free(p->hostfile_contents);
 	free(p->root);
@@ -672,9 +656,9 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 				      "distribution_hosts", strv_json(p->dist_hosts, p->ndist),
 				      "processes_per_host", (json_int_t)p->ppn,
 				      "num_processes", (json_int_t)p->np,
-				      "argv", argv ? strv_json(argv, strv_len(argv)) : json_array(),
-				      "rank_argv", strv_json(p->rank_argv, strv_len(p->rank_argv)),
-				      "env", strv_json(p->env_names, strv_len(p->env_names)),
+				      "argv", argv ? strv_json(argv, smt_strv_len(argv)) : json_array(),
+				      "rank_argv", strv_json(p->rank_argv, smt_strv_len(p->rank_argv)),
+				      "env", strv_json(p->env_names, smt_strv_len(p->env_names)),
 				      "workdir", p->code_dir, "hostfile", hf);
 		int rc;
 

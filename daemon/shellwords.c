@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "shellwords.h"
+#include "strv.h"
 
 struct buf {
 	char *data;
@@ -55,6 +56,28 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n';
 }
 
+/*
+ * TEXT[I] must close the KIND quote opened at START.  A quoted part, even
+ * an empty one, makes a word: B gets storage, so that a line continuation
+ * after it does not drop the word.
+ */
+static int close_quote(const char *text, size_t i, size_t start, const char *kind,
+		       struct buf *b, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!text[i]) {
+		snprintf(err, errlen, "unbalanced %s quote at byte %zu", kind, start + 1);
+		return -EINVAL;
+	}
+	if (!b->data) {
+		if ((rc = buf_put(b, 'x')) < 0)
+			return rc;
+		b->data[--b->len] = '\0';
+	}
+	return 0;
+}
+
 int smt_shellwords_split(const char *text, char ***words, size_t *count, char *err,
 			 size_t errlen)
 {
@@ -86,15 +109,7 @@ int smt_shellwords_split(const char *text, char ***words, size_t *count, char *e
 			while (text[i] && text[i] != '\'')
 				if ((rc = buf_put(&b, text[i++])) < 0)
 					goto fail;
-			if (!text[i]) {
-				snprintf(err, errlen, "unbalanced single quote at byte %zu", start + 1);
-				rc = -EINVAL;
-				goto fail;
-			}
-			/* An empty quoted word must still produce a word. */
-			if (!b.data && (rc = buf_put(&b, 'x')) == 0)
-				b.data[--b.len] = '\0';
-			if (rc < 0)
+			if ((rc = close_quote(text, i, start, "single", &b, err, errlen)) < 0)
 				goto fail;
 			i++;
 		} else if (c == '"') {
@@ -111,14 +126,7 @@ int smt_shellwords_split(const char *text, char ***words, size_t *count, char *e
 				if ((rc = buf_put(&b, text[i++])) < 0)
 					goto fail;
 			}
-			if (!text[i]) {
-				snprintf(err, errlen, "unbalanced double quote at byte %zu", start + 1);
-				rc = -EINVAL;
-				goto fail;
-			}
-			if (!b.data && (rc = buf_put(&b, 'x')) == 0)
-				b.data[--b.len] = '\0';
-			if (rc < 0)
+			if ((rc = close_quote(text, i, start, "double", &b, err, errlen)) < 0)
 				goto fail;
 			i++;
 		} else if (c == '\\') {
@@ -150,17 +158,8 @@ int smt_shellwords_split(const char *text, char ***words, size_t *count, char *e
 	return 0;
 fail:
 	free(b.data);
-	smt_shellwords_free(out);
+	smt_strv_free(out);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	return rc;
-}
-
-void smt_shellwords_free(char **words)
-{
-	if (!words)
-		return;
-	for (char **w = words; *w; w++)
-		free(*w);
-	free(words);
 }

@@ -17,11 +17,10 @@
 
 /*
  * Split TEXT into *WORDS (NULL-terminated, malloc'd, free with
- * smt_shellwords_free) and *COUNT.  Returns 0, -ENOMEM, or -EINVAL with
+ * smt_strv_free, strv.h) and *COUNT.  Returns 0, -ENOMEM, or -EINVAL with
  * the problem in ERR ("unbalanced single quote starting at byte 5").
  */
 int smt_shellwords_split(const char *text, char ***words, size_t *count, char *err,
 			 size_t errlen);
-void smt_shellwords_free(char **words);
 
 #endif

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "envv.h"
+#include "strv.h"
 #include "spawn.h"
 
 extern char **environ;

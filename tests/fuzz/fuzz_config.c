@@ -13,6 +13,7 @@
 
 #include "jobconfig.h"
 #include "shellwords.h"
+#include "strv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				&cfg, err, sizeof(err)) == 0)
 		smt_jobconfig_free(cfg);
 	if (parts[2] && smt_shellwords_split(parts[2], &words, &n, err, sizeof(err)) == 0)
-		smt_shellwords_free(words);
+		smt_strv_free(words);
 	free(copy);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "mpiargv.h"
+#include "strv.h"
 
 static char *hosts2[] = { "algo-1", "algo-2", NULL };
 static char *hosts1[] = { "algo-1", NULL };
@@ -47,7 +48,7 @@ static char *build(struct smt_mpiargv_in *in)
 
 	assert_int_equal(smt_mpiargv_build(in, &argv, err, sizeof(err)), 0);
 	s = join(argv);
-	smt_mpiargv_free(argv);
+	smt_strv_free(argv);
 	return s;
 }
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "shellwords.h"
+#include "strv.h"
 
 static void check(const char *text, const char *const *expected)
 {
@@ -24,7 +25,7 @@ static void check(const char *text, const char *const *expected)
 	}
 	assert_int_equal(n, i);
 	assert_null(w[n]);
-	smt_shellwords_free(w);
+	smt_strv_free(w);
 }
 
 static void check_error(const char *text, const char *msg)
