@@ -335,6 +335,23 @@ static void print_status(json_t *st)
 		printf("%-10s %s\n", "failure", str_or(failure, SMT_F_SUMMARY, "(no summary)"));
 }
 
+/* GET /v1/status: the parsed answer in *ST, the reply in R (the caller
+ * frees both).  Returns 0, or the exit code after saying what is wrong. */
+static int get_status(const struct ctl *ctl, struct reply *r, json_t **st)
+{
+	int ret = request(ctl, "GET", SMT_PATH_STATUS, NULL, r);
+
+	if (ret)
+		return ret;
+	if (r->status != 200)
+		ret = reply_error(ctl, r);
+	else if (!(*st = reply_json(ctl, r)))
+		ret = SMTCTL_EXIT_UNREACHABLE;
+	if (ret)
+		free(r->body);
+	return ret;
+}
+
 static int cmd_status(const struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -347,18 +364,9 @@ static int cmd_status(const struct ctl *ctl, int argc, char **argv)
 			return SMTCTL_EXIT_USAGE;
 		as_json = 1;
 	}
-	if ((ret = no_more_args(argc, argv)) || (ret = request(ctl, "GET", SMT_PATH_STATUS, NULL, &r)))
+	json_t *st = NULL;
+	if ((ret = no_more_args(argc, argv)) || (ret = get_status(ctl, &r, &st)))
 		return ret;
-	if (r.status != 200) {
-		ret = reply_error(ctl, &r);
-		free(r.body);
-		return ret;
-	}
-	json_t *st = reply_json(ctl, &r);
-	if (!st) {
-		free(r.body);
-		return SMTCTL_EXIT_UNREACHABLE;
-	}
 	if (as_json)
 		fwrite(r.body, 1, r.len, stdout);
 	else
@@ -558,19 +566,13 @@ static int cmd_version(const struct ctl *ctl, int argc, char **argv)
 		return ret;
 	printf("smtctl %s\n", PACKAGE_VERSION);
 	fflush(stdout);
-	if ((ret = request(ctl, "GET", SMT_PATH_STATUS, NULL, &r)))
+	json_t *st = NULL;
+	if ((ret = get_status(ctl, &r, &st)))
 		return ret;
-	if (r.status != 200) {
-		ret = reply_error(ctl, &r);
-		free(r.body);
-		return ret;
-	}
-	json_t *st = reply_json(ctl, &r);
-	if (st)
-		printf("smtd %s\n", str_or(st, SMT_F_VERSION, "(unknown)"));
+	printf("smtd %s\n", str_or(st, SMT_F_VERSION, "(unknown)"));
 	json_decref(st);
 	free(r.body);
-	return st ? SMTCTL_EXIT_OK : SMTCTL_EXIT_UNREACHABLE;
+	return SMTCTL_EXIT_OK;
 }
 
 static int cmd_dial_stdio(const struct ctl *ctl, int argc, char **argv)

@@ -152,6 +152,39 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 	close_all(d);
 }
 
+/* sshd comes first on every host (SPEC §4); then the role begins. */
+static void on_sshd(void *arg, int up)
+{
+	struct smt_daemon *d = arg;
+	char text[512];
+
+	if (up < 0) {
+		snprintf(text, sizeof(text),
+			 "SshdFailed: sshd is needed for a job of several hosts but %s cannot be "
+			 "started: %s; install the openssh-server package\n",
+			 d->opts->sshd_path, strerror(-up));
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
+	} else if (d->role == SMT_ROLE_WORKER) {
+		smt_worker_begin(d);
+	} else {
+		smt_leader_begin(d);
+	}
+}
+
+static void start_sshd(struct smt_daemon *d)
+{
+	struct smt_sshd_config sc = {
+		.mode = d->opts->sshd_mode,
+		.sshd_path = d->opts->sshd_path,
+		.config_file = d->opts->sshd_config,
+		.nhosts = d->role == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
+	};
+
+	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0)
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
+				  "InternalError: out of memory\n");
+}
+
 static void on_signal(uv_signal_t *h, int signo)
 {
 	struct smt_daemon *d = h->data;
@@ -301,10 +334,7 @@ int smt_daemon_run(struct smt_plan *plan)
 			 smt_plan_dist_host_count(plan), smt_plan_dist_host_count(plan) == 1 ? "" : "s",
 			 smt_plan_num_processes(plan), smt_plan_num_processes(plan) == 1 ? "" : "es",
 			 d->opts->socket_path);
-		if (d->role == SMT_ROLE_WORKER)
-			smt_worker_begin(d);
-		else
-			smt_leader_begin(d);
+		start_sshd(d);
 	}
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	/* Anything still open (a failure before the end) is closed here and

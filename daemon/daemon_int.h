@@ -88,7 +88,8 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 int smt_daemon_not_job(void *arg, pid_t pid);
 double smt_daemon_now(void);
 
-/* leader.c: also runs a standalone host (no peers, no mpirun). */
+/* leader.c: also runs a standalone host (no peers, no mpirun).  The
+ * *_begin functions run once sshd is up (or not needed). */
 void smt_leader_begin(struct smt_daemon *d);
 void smt_leader_signal(struct smt_daemon *d, int signo);
 void smt_leader_close(struct smt_daemon *d);

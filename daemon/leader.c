@@ -93,16 +93,19 @@ static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code
 
 /* ---- the job ---- */
 
+/* What the job's STREAM (1 or 2) carries: mpirun's XML or the program's text. */
+static enum smt_output_source job_source(const struct smt_daemon *d, int stream)
+{
+	if (is_mpi(d))
+		return stream == 1 ? SMT_SRC_MPIRUN_STDOUT : SMT_SRC_MPIRUN_STDERR;
+	return stream == 1 ? SMT_SRC_CHILD_STDOUT : SMT_SRC_CHILD_STDERR;
+}
+
 static void on_job_output(void *ctx, int stream, const char *buf, size_t len)
 {
 	struct smt_daemon *d = ctx;
-	enum smt_output_source src;
 
-	if (is_mpi(d))
-		src = stream == 1 ? SMT_SRC_MPIRUN_STDOUT : SMT_SRC_MPIRUN_STDERR;
-	else
-		src = stream == 1 ? SMT_SRC_CHILD_STDOUT : SMT_SRC_CHILD_STDERR;
-	smt_output_feed(d->output, src, buf, len);
+	smt_output_feed(d->output, job_source(d, stream), buf, len);
 	/* The first rank table from mpirun makes the job "running". */
 	if (d->state == SMT_STATE_LAUNCHING && smt_output_rank_count(d->output) > 0)
 		smt_daemon_set_state(d, SMT_STATE_RUNNING);
@@ -111,13 +114,8 @@ static void on_job_output(void *ctx, int stream, const char *buf, size_t len)
 static void on_job_eof(void *ctx, int stream)
 {
 	struct smt_daemon *d = ctx;
-	enum smt_output_source src;
 
-	if (is_mpi(d))
-		src = stream == 1 ? SMT_SRC_MPIRUN_STDOUT : SMT_SRC_MPIRUN_STDERR;
-	else
-		src = stream == 1 ? SMT_SRC_CHILD_STDOUT : SMT_SRC_CHILD_STDERR;
-	smt_output_eof(d->output, src);
+	smt_output_eof(d->output, job_source(d, stream));
 }
 
 static void on_job_done(void *ctx, const struct smt_job_status *st)
@@ -385,19 +383,10 @@ static int start_peers(struct smt_daemon *d)
 	return rc;
 }
 
-static void on_sshd(void *arg, int up)
+void smt_leader_begin(struct smt_daemon *d)
 {
-	struct smt_daemon *d = arg;
 	char text[512];
 
-	if (up < 0) {
-		snprintf(text, sizeof(text),
-			 "SshdFailed: sshd is needed for a job of several hosts but %s cannot be "
-			 "started: %s; install the openssh-server package\n",
-			 d->opts->sshd_path, strerror(-up));
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
-		return;
-	}
 	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1) {
 		launch(d);
 		return;
@@ -415,20 +404,6 @@ static void on_sshd(void *arg, int up)
 		return;
 	}
 	uv_timer_start(&d->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000), 0);
-}
-
-void smt_leader_begin(struct smt_daemon *d)
-{
-	struct smt_sshd_config sc = {
-		.mode = d->opts->sshd_mode,
-		.sshd_path = d->opts->sshd_path,
-		.config_file = d->opts->sshd_config,
-		.nhosts = is_mpi(d) ? smt_plan_dist_host_count(d->plan) : 1,
-	};
-
-	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0)
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
-				  "InternalError: out of memory\n");
 }
 
 void smt_leader_signal(struct smt_daemon *d, int signo)

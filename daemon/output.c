@@ -181,42 +181,6 @@ static const char *time_str(struct smt_output *o)
 	return o->now_str;
 }
 
-/* Length of the valid UTF-8 sequence at P (N bytes left), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t need;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 1;
-	else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < need + 1)
-		return 0;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i <= need; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return need + 1;
-}
-
 /* Where to cut P (N > MAX bytes) at or before MAX without splitting a UTF-8
  * character; MAX when the bytes there are no valid character anyway. */
 static size_t utf8_cut(const char *p, size_t n, size_t max)
@@ -298,7 +262,7 @@ static size_t json_escape(const char *p, size_t n, char *out, int *invalid)
 			i++;
 			continue;
 		}
-		k = utf8_seq(u + i, n - i);
+		k = smt_report_utf8_len(u + i, n - i);
 		if (k == 0) {
 			*invalid = 1;
 			memcpy(out + o, "\xef\xbf\xbd", 3);
@@ -322,7 +286,7 @@ static char *utf8_sanitize(const char *p, size_t n, size_t *outlen, int *invalid
 	if (!s)
 		return NULL;
 	while (i < n) {
-		size_t k = utf8_seq((const unsigned char *)p + i, n - i);
+		size_t k = smt_report_utf8_len((const unsigned char *)p + i, n - i);
 
 		if (k == 0) {
 			*invalid = 1;

@@ -65,8 +65,7 @@ static int starts_with(const char *p, size_t n, const char *prefix)
 	return n >= k && !memcmp(p, prefix, k);
 }
 
-/* Length of the valid UTF-8 sequence at P (N bytes left), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t n)
+size_t smt_report_utf8_len(const unsigned char *p, size_t n)
 {
 	unsigned char c = p[0];
 	unsigned char lo = 0x80, hi = 0xbf;
@@ -103,7 +102,7 @@ static int append_clean(char *dst, size_t *len, size_t cap, const char *src, siz
 	int cut = 0;
 
 	while (i < n) {
-		size_t k = utf8_len(u + i, n - i);
+		size_t k = smt_report_utf8_len(u + i, n - i);
 
 		if (*len + (k ? k : 1) > cap) {
 			cut = 1;
@@ -540,6 +539,19 @@ static int any_failed_rank(const struct smt_output *out, struct smt_report *r)
 	return -1;
 }
 
+/* For a summary that names no rank itself: "; rank R on H" of the first
+ * rank with a known error line, if any. */
+static void name_failed_rank(struct smt_report *r, const struct smt_output *out,
+			     const struct smt_report_input *in, char *s, size_t *len, size_t cap)
+{
+	r->rank = any_failed_rank(out, r);
+	if (r->rank < 0)
+		return;
+	set_host(r, out, in, NULL);
+	append_str(s, len, cap, "; ");
+	who(r, s, len, cap);
+}
+
 void smt_report_analyse(const struct smt_output *out,
 			const struct smt_report_input *in, struct smt_report *r)
 {
@@ -705,12 +717,7 @@ void smt_report_analyse(const struct smt_output *out,
 			r->kind = SMT_FAIL_MPIRUN_KILLED;
 			signame(in->term_signal, sig, sizeof(sig));
 			appendf(s, &len, cap, "MpirunKilled: mpirun was killed by %s", sig);
-			r->rank = any_failed_rank(out, r);
-			if (r->rank >= 0) {
-				set_host(r, out, in, NULL);
-				append_str(s, &len, cap, "; ");
-				who(r, s, &len, cap);
-			}
+			name_failed_rank(r, out, in, s, &len, cap);
 			break;
 		}
 		r->kind = SMT_FAIL_JOB_FAILED;
@@ -718,12 +725,7 @@ void smt_report_analyse(const struct smt_output *out,
 			appendf(s, &len, cap, "JobFailed: mpirun exited with code %d", in->exit_code);
 		else
 			appendf(s, &len, cap, "JobFailed: the program exited with code %d", in->exit_code);
-		r->rank = any_failed_rank(out, r);
-		if (r->rank >= 0) {
-			set_host(r, out, in, NULL);
-			append_str(s, &len, cap, "; ");
-			who(r, s, &len, cap);
-		}
+		name_failed_rank(r, out, in, s, &len, cap);
 		break;
 	}
 	with_error_line(r, s, &len, cap);

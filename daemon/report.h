@@ -110,6 +110,10 @@ int smt_report_build(const struct smt_output *out,
  */
 int smt_report_error_score(const char *line, size_t len);
 
+/* The length of the valid UTF-8 sequence at P (N > 0 bytes left), or 0
+ * when it is not one (overlong, surrogate, cut short or above U+10FFFF). */
+size_t smt_report_utf8_len(const unsigned char *p, size_t n);
+
 /* Whether PROGRAM can be executed, as execvp would find it from WORKDIR
  * (NULL: the current directory) with PATH (NULL: getenv("PATH")): 0, or
  * -ENOENT, -EACCES (exists but not executable, or a directory). */

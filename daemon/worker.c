@@ -351,36 +351,11 @@ void smt_worker_signal(struct smt_daemon *d, int signo)
 
 /* ---- start and end ---- */
 
-static void on_sshd(void *arg, int up)
+void smt_worker_begin(struct smt_daemon *d)
 {
-	struct smt_daemon *d = arg;
-	char text[512];
-
-	if (up < 0) {
-		snprintf(text, sizeof(text),
-			 "SshdFailed: sshd is needed for a job of several hosts but %s cannot be "
-			 "started: %s; install the openssh-server package\n",
-			 d->opts->sshd_path, strerror(-up));
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
-		return;
-	}
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_LEADER);
 	uv_timer_start(&d->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
 		       (uint64_t)(d->opts->wait_timeout * 1000));
-}
-
-void smt_worker_begin(struct smt_daemon *d)
-{
-	struct smt_sshd_config sc = {
-		.mode = d->opts->sshd_mode,
-		.sshd_path = d->opts->sshd_path,
-		.config_file = d->opts->sshd_config,
-		.nhosts = smt_plan_dist_host_count(d->plan),
-	};
-
-	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0)
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
-				  "InternalError: out of memory\n");
 }
 
 void smt_worker_close(struct smt_daemon *d)
