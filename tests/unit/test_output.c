@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "output.h"
+#include "testdata.h"
 
 struct sbuf {
 	char *p;
@@ -45,30 +46,6 @@ static void sput(struct sbuf *b, const void *p, size_t n)
 static void sputs(struct sbuf *b, const char *s)
 {
 	sput(b, s, strlen(s));
-}
-
-static char *read_data(const char *name, size_t *len)
-{
-	const char *top = getenv("top_srcdir");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/data/%s", top ? top : "..", name);
-	f = fopen(path, "rbe");
-	if (!f)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
 }
 
 /* An output writing into two memory files. */
@@ -133,7 +110,7 @@ static void check_ok_capture(size_t piece)
 {
 	struct fixture fx;
 	size_t n, on, mn;
-	char *in = read_data("mpirun-ok.xml", &n);
+	char *in = smt_test_data("mpirun-ok.xml", &n, 1);
 	char *out, *msg;
 	struct smt_output_stats st;
 
@@ -177,7 +154,7 @@ static void test_ranks_json(void **state)
 {
 	struct fixture fx;
 	size_t n;
-	char *in = read_data("mpirun-ok.xml", &n);
+	char *in = smt_test_data("mpirun-ok.xml", &n, 1);
 	json_t *a;
 	char *s;
 

@@ -20,32 +20,9 @@
 
 #include "output.h"
 #include "report.h"
+#include "testdata.h"
 
 static char workdir[] = "/tmp/test_report.XXXXXX";
-
-static char *read_data(const char *name, size_t *len)
-{
-	const char *top = getenv("top_srcdir");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/data/%s", top ? top : "..", name);
-	f = fopen(path, "rbe");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static struct smt_output *new_output(const char *host)
 {
@@ -71,9 +48,9 @@ static struct smt_output *feed_capture(const char *name, int stderr_first)
 	char *xml, *err;
 
 	snprintf(file, sizeof(file), "mpirun-%s.xml", name);
-	xml = read_data(file, &n);
+	xml = smt_test_data(file, &n, 0);
 	snprintf(file, sizeof(file), "mpirun-%s.stderr", name);
-	err = read_data(file, &n);
+	err = smt_test_data(file, &n, 0);
 	if (err && stderr_first)
 		assert_int_equal(smt_output_feed(o, SMT_SRC_MPIRUN_STDERR, err, strlen(err)), 0);
 	if (xml)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "xmlstream.h"
+#include "testdata.h"
 
 #define NRANKS 8
 
@@ -142,34 +143,10 @@ static void assert_same(const struct got *a, const struct got *b)
 	}
 }
 
-static char *read_data(const char *name, size_t *len)
-{
-	const char *top = getenv("top_srcdir");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/data/%s", top ? top : "..", name);
-	f = fopen(path, "rbe");
-	if (!f)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static void test_real_ok(void **state)
 {
 	size_t n;
-	char *in = read_data("mpirun-ok.xml", &n);
+	char *in = smt_test_data("mpirun-ok.xml", &n, 1);
 	struct got g;
 
 	(void)state;
@@ -191,7 +168,7 @@ static void test_real_ok(void **state)
 static void test_real_own_messages(void **state)
 {
 	size_t n;
-	char *in = read_data("mpirun-exit3.xml", &n);
+	char *in = smt_test_data("mpirun-exit3.xml", &n, 1);
 	struct got g;
 
 	(void)state;
@@ -205,7 +182,7 @@ static void test_real_own_messages(void **state)
 static void test_real_chunks_join(void **state)
 {
 	size_t n;
-	char *in = read_data("mpirun-python-valueerror.xml", &n);
+	char *in = smt_test_data("mpirun-python-valueerror.xml", &n, 1);
 	struct got g;
 	const char *tail;
 
@@ -223,7 +200,7 @@ static void test_real_chunks_join(void **state)
 static void test_real_all_bytes(void **state)
 {
 	size_t n;
-	char *in = read_data("mpirun-bytes.xml", &n);
+	char *in = smt_test_data("mpirun-bytes.xml", &n, 1);
 	struct got g;
 	unsigned char want[262];
 
@@ -254,7 +231,7 @@ static void test_every_cut(void **state)
 	(void)state;
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t n;
-		char *in = read_data(files[f], &n);
+		char *in = smt_test_data(files[f], &n, 1);
 		struct got whole, cut;
 		size_t step = n > 20000 ? 97 : 1;
 
@@ -279,7 +256,7 @@ static void test_byte_by_byte(void **state)
 	(void)state;
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t n;
-		char *in = read_data(files[f], &n);
+		char *in = smt_test_data(files[f], &n, 1);
 		struct got whole, bytes;
 		struct smt_xml *x;
 
