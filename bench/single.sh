@@ -5,26 +5,29 @@
 
 LOCAL_MPI_OPTS="--oversubscribe"
 
+# smtd_args NP: a fresh job directory, and the options of every one-host
+# job in SMTD_ARGS.
+smtd_args() {
+	rm -rf "$W/ml" "$W/smtd.sock"
+	mkdir -p "$W/ml/output" "$W/ml/input/config" "$W/ml/code"
+	SMTD_ARGS=(--root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi --processes-per-host "$1"
+		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpi-options "$LOCAL_MPI_OPTS" --grace 2)
+}
+
 # smtd_local NP [SMTD OPTIONS...] -- CMD...: smtd for one host, in the
 # foreground; its stdout is the caller's.  smtd_local_bg: the same in the
 # background, SPID its PID (smtd itself, not a subshell: B5 reads its
 # /proc entry).
 smtd_local() {
-	local np=$1
+	smtd_args "$1"
 	shift
-	rm -rf "$W/ml" "$W/smtd.sock"
-	mkdir -p "$W/ml/output" "$W/ml/input/config" "$W/ml/code"
-	"$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi --processes-per-host "$np" \
-		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpi-options "$LOCAL_MPI_OPTS" --grace 2 "$@"
+	"$SMTD" "${SMTD_ARGS[@]}" "$@"
 }
 
 smtd_local_bg() {
-	local np=$1
+	smtd_args "$1"
 	shift
-	rm -rf "$W/ml" "$W/smtd.sock"
-	mkdir -p "$W/ml/output" "$W/ml/input/config" "$W/ml/code"
-	"$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi --processes-per-host "$np" \
-		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpi-options "$LOCAL_MPI_OPTS" --grace 2 "$@" &
+	"$SMTD" "${SMTD_ARGS[@]}" "$@" &
 	SPID=$!
 }
 
