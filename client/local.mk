@@ -3,5 +3,5 @@
 # run time (proto/smt_curl.c) by the commands that speak HTTP, so
 # dial-stdio, exec'd over ssh once per worker, never maps it.
 bin_PROGRAMS += smtctl
-smtctl_SOURCES = client/smtctl.c client/smtctl.h client/dial.c
+smtctl_SOURCES = client/smtctl.c client/smtctl.h client/dial.c client/rank.c
 smtctl_LDADD = proto/libsmtproto.a $(JANSSON_LIBS)

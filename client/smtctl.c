@@ -606,7 +606,7 @@ static int cmd_exec_orted(const struct ctl *ctl, int argc, char **argv)
 	args = json_array();
 	for (int i = 1; i < argc; i++)
 		json_array_append_new(args, json_string(argv[i]));
-	body = json_pack("{s:I, s:o}", SMT_F_PID, (json_int_t)getpid(), "argv", args);
+	body = json_pack("{s:I, s:o}", SMT_F_PID, (json_int_t)getpid(), SMT_F_ARGV, args);
 	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
 	if (text == NULL) {
@@ -625,7 +625,7 @@ static int cmd_exec_orted(const struct ctl *ctl, int argc, char **argv)
 	}
 	answer = json_loads(r.body ? r.body : "", 0, NULL);
 	free(r.body);
-	env = json_object_get(answer, "env");
+	env = json_object_get(answer, SMT_F_ENV);
 	const char *name;
 	json_t *value;
 	json_object_foreach(env, name, value) {
@@ -649,6 +649,17 @@ static int cmd_exec_orted(const struct ctl *ctl, int argc, char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+static int cmd_rank(const struct ctl *ctl, int argc, char **argv)
+{
+	int first = 1;
+
+	if (argc > 1 && strcmp(argv[1], "--") == 0)
+		first = 2;
+	if (first >= argc)
+		return usage_error("rank needs the program to run (rank -- PROGRAM ARGS...)");
+	return smtctl_rank(ctl->socket, argv + first);
+}
+
 static const struct command {
 	const char *name;
 	int (*run)(const struct ctl *ctl, int argc, char **argv);
@@ -661,6 +672,7 @@ static const struct command {
 	{ "version", cmd_version },
 	{ "dial-stdio", cmd_dial_stdio },
 	{ "exec-orted", cmd_exec_orted },
+	{ "rank", cmd_rank },
 };
 
 int main(int argc, char **argv)

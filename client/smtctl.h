@@ -16,6 +16,15 @@
  */
 int smtctl_dial_stdio(const char *path);
 
+/*
+ * `smtctl rank -- PROGRAM ARGS`: register the rank with the local smtd at
+ * SOCKET (its control socket; the launcher's is next to it), hand it the
+ * program's output and run the program (client/rank.c).  Returns an exit
+ * code only when something failed before the program ran; otherwise it
+ * ends as the program ended.
+ */
+int smtctl_rank(const char *socket, char **cmd);
+
 /* The message and exit code for a failed connect() to PATH with ERR. */
 int smtctl_connect_error(const char *path, int err);
 

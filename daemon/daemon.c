@@ -1,13 +1,13 @@
 /*
- * daemon.c - the event loop and what every role shares: signals, the
- * control socket, sshd, the rank output, and the end of the job on this
- * host (the result files, the final state, the exit code).
+ * daemon.c - the event loop and what every host has: signals, the control
+ * socket, sshd, the job on this host, and the end of the job here (the
+ * result files, the final state, the exit code).
  *
  * One struct smt_daemon (daemon_int.h) owns the loop and everything on it.
  * Its states follow SPEC §4; every transition happens in a loop callback -
  * a child's exit, a pipe's end, a signal, a request, a timer - never after
- * a sleep.  What a leader does is in leader.c, what a worker does in
- * worker.c.
+ * a sleep.  What a leader (or a standalone host) does is in leader.c, what
+ * a worker does in worker.c: the role table of daemon_int.h.
  */
 #include "config.h"
 
@@ -20,10 +20,12 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cgroup.h"
 #include "daemon.h"
 #include "daemon_int.h"
 #include "log.h"
 #include "notify.h"
+#include "rankd.h"
 #include "resultfile.h"
 
 static const int forwarded_signals[SMT_NSIGNALS] = {
@@ -36,6 +38,11 @@ double smt_daemon_now(void)
 
 	gettimeofday(&tv, NULL);
 	return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+int smt_daemon_stopping_signal(int signo)
+{
+	return signo == SIGTERM || signo == SIGINT || signo == SIGHUP || signo == SIGQUIT;
 }
 
 void smt_daemon_changed(struct smt_daemon *d)
@@ -58,17 +65,56 @@ void smt_daemon_set_state(struct smt_daemon *d, enum smt_state state)
 
 /*
  * Children smtd started for itself - sshd, ssh-keygen, the leader's ssh
- * channels - are watched by the reaper; the job's command is the one
- * watched child that is the job's.  Anything else that is our child was
- * left to us: an orphan of the job.
+ * channels, stack readers - are watched by the reaper; the job's command is
+ * the one watched child that is the job's.
  */
 int smt_daemon_not_job(void *arg, pid_t pid)
 {
 	struct smt_daemon *d = arg;
 
-	if (d->job && pid == smt_job_pid(d->job))
+	if (d->job && pid == smt_hostjob_pid(d->job))
 		return 0;
 	return pid == smt_sshd_pid(d->sshd) || smt_reaper_watched(d->reaper, pid);
+}
+
+int smt_daemon_oom(struct smt_daemon *d)
+{
+	long now;
+
+	return d->oom_kills >= 0 &&
+	       smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &now) == 0 &&
+	       now > d->oom_kills;
+}
+
+char *smt_daemon_report(struct smt_daemon *d, int local_only, enum smt_failure_kind *kind)
+{
+	struct smt_hostjob_status st = { 0 };
+	struct smt_report_input in = { 0 };
+	struct smt_report r;
+	char *text = NULL;
+	size_t len;
+
+	if (d->job)
+		smt_hostjob_status(d->job, &st);
+	in.current_host = smt_plan_current_host(d->plan);
+	in.command = smt_plan_launch(d->plan) == SMT_LAUNCH_TORCHRUN ? "torchrun"
+		   : d->role_kind == SMT_ROLE_STANDALONE ? NULL : "mpirun";
+	in.exit_code = st.exited ? st.code : -1;
+	in.term_signal = st.exited ? 0 : st.signo;
+	in.stop_signal = d->stop_signal;
+	in.exec_errno = st.exec_errno;
+	in.program = smt_plan_rank_argv(d->plan)[0];
+	in.workdir = smt_plan_workdir(d->plan);
+	in.oom_kill = smt_daemon_oom(d);
+	in.msgs = d->job ? smt_output_msgs(smt_hostjob_output(d->job)) : NULL;
+	in.ranks = d->job ? smt_hostjob_ranks(d->job) : NULL;
+	in.local_only = local_only;
+	smt_report_analyse(&in, &r);
+	if (kind)
+		*kind = r.kind;
+	if (smt_report_build(&in, &r, &text, &len) < 0)
+		return NULL;
+	return text;
 }
 
 static void close_timer(uv_timer_t *t)
@@ -93,20 +139,10 @@ static void on_api_closed(void *arg)
 	}
 }
 
-/* Close every handle, so that the loop ends. */
-static void close_all(struct smt_daemon *d)
+static void close_api(void *arg)
 {
-	d->closing = 1;
-	for (size_t i = 0; i < SMT_NSIGNALS; i++)
-		if (!uv_is_closing((uv_handle_t *)&d->signals[i]))
-			uv_close((uv_handle_t *)&d->signals[i], NULL);
-	close_timer(&d->wait_timer);
-	close_timer(&d->phase_timer);
-	close_timer(&d->contact_timer);
-	close_timer(&d->grace_timer);
-	close_timer(&d->watchdog_timer);
-	smt_leader_close(d);
-	smt_worker_close(d);
+	struct smt_daemon *d = arg;
+
 	if (d->api) {
 		struct smt_api *api = d->api;
 		d->api = NULL;
@@ -116,10 +152,38 @@ static void close_all(struct smt_daemon *d)
 	}
 }
 
+static void on_job_closed(void *arg)
+{
+	close_api(arg);
+}
+
+/* Close every handle, so that the loop ends. */
+static void close_all(struct smt_daemon *d)
+{
+	d->closing = 1;
+	for (size_t i = 0; i < SMT_NSIGNALS; i++)
+		if (!uv_is_closing((uv_handle_t *)&d->signals[i]))
+			uv_close((uv_handle_t *)&d->signals[i], NULL);
+	close_timer(&d->watchdog_timer);
+	if (d->role->close)
+		d->role->close(d);
+	if (d->job)
+		smt_hostjob_close(d->job, on_job_closed, d);
+	else
+		close_api(d);
+}
+
 static void first_line(const char *text, char **out)
 {
 	free(*out);
 	*out = strndup(text, strcspn(text, "\n"));
+}
+
+/* stdout is written by the thread pool: everything the ranks said gets
+ * out before the daemon exits. */
+static void on_flushed(void *arg)
+{
+	close_all(arg);
 }
 
 void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code,
@@ -149,26 +213,26 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 	d->exit_code = exit_code;
 	smt_daemon_set_state(d, state);
 	smt_info("exit code %d", exit_code);
-	close_all(d);
+	if (d->job)
+		smt_output_flush(smt_hostjob_output(d->job), on_flushed, d);
+	else
+		close_all(d);
 }
 
 /* sshd comes first on every host (SPEC §4); then the role begins. */
 static void on_sshd(void *arg, int up)
 {
 	struct smt_daemon *d = arg;
-	char text[512];
 
 	if (up < 0) {
-		snprintf(text, sizeof(text),
-			 "SshdFailed: sshd is needed for a job of several hosts but %s cannot be "
-			 "started: %s; install the openssh-server package\n",
-			 d->opts->sshd_path, strerror(-up));
+		char *text = smt_failure_text(SMT_FAIL_SSHD,
+			"sshd is needed for a job of several hosts but %s cannot be started: %s; "
+			"install the openssh-server package", d->opts->sshd_path, strerror(-up));
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
-	} else if (d->role == SMT_ROLE_WORKER) {
-		smt_worker_begin(d);
-	} else {
-		smt_leader_begin(d);
+		free(text);
+		return;
 	}
+	d->role->begin(d);
 }
 
 static void start_sshd(struct smt_daemon *d)
@@ -177,12 +241,14 @@ static void start_sshd(struct smt_daemon *d)
 		.mode = d->opts->sshd_mode,
 		.sshd_path = d->opts->sshd_path,
 		.config_file = d->opts->sshd_config,
-		.nhosts = d->role == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
+		.nhosts = d->role_kind == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
 	};
 
-	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0)
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
-				  "InternalError: out of memory\n");
+	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0) {
+		char *text = smt_failure_text(SMT_FAIL_INTERNAL, "out of memory starting sshd");
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
+	}
 }
 
 static void on_signal(uv_signal_t *h, int signo)
@@ -191,12 +257,10 @@ static void on_signal(uv_signal_t *h, int signo)
 	const char *name = smt_signal_name(signo);
 
 	smt_info("received SIG%s", name ? name : "?");
-	if (signo != SIGUSR1 && signo != SIGUSR2 && d->stop_signal == 0)
+	if (smt_daemon_stopping_signal(signo) && d->stop_signal == 0)
 		d->stop_signal = signo;
-	if (d->role == SMT_ROLE_WORKER)
-		smt_worker_signal(d, signo);
-	else
-		smt_leader_signal(d, signo);
+	if (d->role->signal)
+		d->role->signal(d, signo);
 }
 
 static int setup_signals(struct smt_daemon *d)
@@ -222,10 +286,9 @@ static void on_orphan(void *arg, pid_t pid, int wstatus)
 {
 	struct smt_daemon *d = arg;
 
-	(void)wstatus;
 	smt_debug("reaped process %d", (int)pid);
-	if (d->role == SMT_ROLE_WORKER)
-		smt_worker_reaped(d, pid);
+	if (d->job)
+		smt_hostjob_reaped(d->job, pid, wstatus);
 }
 
 static int setup_api(struct smt_daemon *d)
@@ -245,7 +308,7 @@ static int setup_api(struct smt_daemon *d)
 		if (rc < 0) {
 			smt_error("cannot serve health probes on %s: %s", d->opts->health_listen,
 				  strerror(-rc));
-			return rc;
+			return -EADDRNOTAVAIL;
 		}
 	}
 	return 0;
@@ -271,16 +334,147 @@ static void notify_systemd(struct smt_daemon *d)
 	}
 }
 
-static int setup_output(struct smt_daemon *d)
-{
-	struct smt_output_config oc = {
-		.out_fd = 1,
-		.msg_fd = 2,
-		.format = d->opts->log_json ? SMT_OUTPUT_JSON : SMT_OUTPUT_TEXT,
-		.current_host = smt_plan_current_host(d->plan),
-	};
+/* ---- the job on this host ---- */
 
-	return smt_output_new(&oc, &d->output);
+static void job_changed(void *ctx)
+{
+	struct smt_daemon *d = ctx;
+
+	/* The job runs once a rank does. */
+	if (d->state == SMT_STATE_LAUNCHING && smt_ranks_local(smt_hostjob_ranks(d->job)) > 0)
+		smt_daemon_set_state(d, SMT_STATE_RUNNING);
+	smt_daemon_changed(d);
+}
+
+static void job_root_ended(void *ctx)
+{
+	struct smt_daemon *d = ctx;
+
+	if (d->role->root_ended)
+		d->role->root_ended(d);
+}
+
+static void job_rank_ended(void *ctx, const struct smt_rank *k)
+{
+	struct smt_daemon *d = ctx;
+
+	if (d->role->rank_ended)
+		d->role->rank_ended(d, k);
+}
+
+static void job_done(void *ctx)
+{
+	struct smt_daemon *d = ctx;
+
+	if (d->role->job_done)
+		d->role->job_done(d);
+}
+
+static void job_outbox_news(void *ctx)
+{
+	struct smt_daemon *d = ctx;
+
+	if (d->api)
+		smt_api_notify(d->api);
+}
+
+static const struct smt_hostjob_ops hostjob_ops = {
+	.changed = job_changed,
+	.root_ended = job_root_ended,
+	.rank_ended = job_rank_ended,
+	.done = job_done,
+	.outbox_news = job_outbox_news,
+};
+
+/*
+ * What every rank's launcher gives its program: this host's own SM_*
+ * variables and the job's mark (they win), and the environment the image
+ * gave smtd (SPEC §12), under the job's own variables from mpirun's -x.
+ */
+static json_t *launcher_env(struct smt_daemon *d)
+{
+	static const char *const not_for_ranks[] = {
+		"NOTIFY_SOCKET", "WATCHDOG_PID", "WATCHDOG_USEC", "LISTEN_FDS", "LISTEN_PID",
+		"LISTEN_FDNAMES", "INVOCATION_ID", "JOURNAL_STREAM", "SHLVL", "_", "PWD", "OLDPWD",
+		NULL,
+	};
+	json_t *set = json_object(), *dflt = json_object();
+	extern char **environ;
+
+	for (char *const *e = smt_plan_envp(d->plan); e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char *name;
+		if (!eq)
+			continue;
+		if (strncmp(*e, "SM_", 3) != 0 && strncmp(*e, "SMTD_RESOURCE_CONFIG=", 21) != 0)
+			continue;
+		name = strndup(*e, (size_t)(eq - *e));
+		if (name)
+			json_object_set_new(set, name, json_string(eq + 1));
+		free(name);
+	}
+	if (d->job) {
+		const char *mark = smt_hostjob_mark(d->job);
+		const char *eq = strchr(mark, '=');
+		char *name = strndup(mark, (size_t)(eq - mark));
+		if (name)
+			json_object_set_new(set, name, json_string(eq + 1));
+		free(name);
+	}
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		int skip = 0;
+		char *name;
+		if (!eq || strncmp(*e, "SMTD_", 5) == 0)
+			continue;
+		name = strndup(*e, (size_t)(eq - *e));
+		if (!name)
+			continue;
+		for (const char *const *n = not_for_ranks; *n; n++)
+			if (strcmp(*n, name) == 0)
+				skip = 1;
+		if (!skip && !json_object_get(set, name))
+			json_object_set_new(dflt, name, json_string(eq + 1));
+		free(name);
+	}
+	return json_pack("{s:o, s:o}", SMT_F_ENV, set, SMT_F_ENV_DEFAULT, dflt);
+}
+
+static int setup_job(struct smt_daemon *d)
+{
+	char path[4096];
+	int torchrun = smt_plan_launch(d->plan) == SMT_LAUNCH_TORCHRUN;
+	int rc;
+
+	if (d->opts->progress_pattern) {
+		rc = regcomp(&d->progress, d->opts->progress_pattern, REG_EXTENDED | REG_NOSUB);
+		if (rc != 0)
+			return -EINVAL;
+		d->have_progress = 1;
+	}
+	snprintf(path, sizeof(path), "%s%s", d->opts->socket_path, SMT_RANKS_SUFFIX);
+	struct smt_hostjob_config cfg = {
+		.loop = &d->loop,
+		.reaper = d->reaper,
+		.current_host = smt_plan_current_host(d->plan),
+		.format = d->opts->log_json ? SMT_FORMAT_JSON : SMT_FORMAT_TEXT,
+		.to_outbox = d->role_kind == SMT_ROLE_WORKER,
+		.msg_name = torchrun ? "torchrun" : d->role_kind == SMT_ROLE_STANDALONE ? "the program" : "mpirun",
+		.rankd_path = d->role_kind == SMT_ROLE_STANDALONE ? NULL : path,
+		.nranks = smt_plan_num_processes(d->plan),
+		.rank_log_dir = d->opts->rank_log_dir,
+		.progress = d->have_progress ? &d->progress : NULL,
+		.use_cgroup = d->opts->job_cgroup != SMT_JOB_CGROUP_NEVER,
+		.keep = smt_daemon_not_job,
+		.keep_arg = d,
+	};
+	rc = smt_hostjob_new(&cfg, &hostjob_ops, d, &d->job);
+	if (rc < 0)
+		return rc;
+	d->launcher_env = launcher_env(d);
+	/* The hostjob reads it at every registration. */
+	smt_hostjob_set_launcher_env(d->job, d->launcher_env);
+	return 0;
 }
 
 int smt_daemon_run(struct smt_plan *plan)
@@ -293,7 +487,8 @@ int smt_daemon_run(struct smt_plan *plan)
 		return SMT_EXIT_JOB_FAILED;
 	d->plan = plan;
 	d->opts = smt_plan_options(plan);
-	d->role = smt_plan_role(plan);
+	d->role_kind = smt_plan_role(plan);
+	d->role = d->role_kind == SMT_ROLE_WORKER ? &smt_worker_role : &smt_leader_role;
 	d->start_time = smt_daemon_now();
 	d->exit_code = SMT_EXIT_JOB_FAILED;
 	d->oom_kills = -1;
@@ -303,34 +498,41 @@ int smt_daemon_run(struct smt_plan *plan)
 		free(d);
 		return SMT_EXIT_JOB_FAILED;
 	}
-	uv_timer_init(&d->loop, &d->wait_timer);
-	uv_timer_init(&d->loop, &d->phase_timer);
-	uv_timer_init(&d->loop, &d->contact_timer);
-	uv_timer_init(&d->loop, &d->grace_timer);
 	uv_timer_init(&d->loop, &d->watchdog_timer);
-	d->wait_timer.data = d->phase_timer.data = d->contact_timer.data = d->grace_timer.data = d;
 
 	rc = smt_reaper_new(&d->loop, &d->reaper);
 	if (rc == 0) {
 		smt_reaper_set_any(d->reaper, on_orphan, d);
 		rc = setup_signals(d);
 	}
-	if (rc == 0)
-		rc = setup_output(d);
 	if (rc < 0) {
+		char *text = smt_failure_text(SMT_FAIL_INTERNAL,
+					      "smtd could not set up its event loop: %s", strerror(-rc));
 		smt_error("cannot set up the daemon: %s", strerror(-rc));
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
-				  "InternalError: smtd could not set up its event loop\n");
-	} else if (setup_api(d) < 0) {
-		char text[1024];
-		snprintf(text, sizeof(text),
-			 "ConfigurationError: cannot serve the control socket %s (see smtd's log)\n",
-			 d->opts->socket_path);
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
+	} else if ((rc = setup_api(d)) < 0) {
+		char *text = rc == -EADDRNOTAVAIL
+			? smt_failure_text(SMT_FAIL_CONFIG, "cannot serve health probes on %s "
+					   "(--health-listen; see smtd's log)", d->opts->health_listen)
+			: smt_failure_text(SMT_FAIL_CONFIG, "cannot serve the control socket %s "
+					   "(see smtd's log)", d->opts->socket_path);
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
+		free(text);
+	} else if ((rc = setup_job(d)) < 0) {
+		char *text = rc == -EINVAL
+			? smt_failure_text(SMT_FAIL_CONFIG, "--progress-pattern '%s' is not a valid "
+					   "extended regular expression", d->opts->progress_pattern)
+			: smt_failure_text(SMT_FAIL_CONFIG, "cannot set up the job on this host: %s "
+					   "(see smtd's log)", strerror(-rc));
+		smt_daemon_finish(d, SMT_STATE_FAILED,
+				  rc == -EINVAL || rc == -EADDRINUSE || rc == -ENAMETOOLONG
+					  ? SMT_EXIT_CONFIG : SMT_EXIT_JOB_FAILED, text);
+		free(text);
 	} else {
 		notify_systemd(d);
 		smt_info("%s on %s: %zu host%s, %ld process%s; control socket %s",
-			 smt_role_name(d->role), smt_plan_current_host(plan),
+			 smt_role_name(d->role_kind), smt_plan_current_host(plan),
 			 smt_plan_dist_host_count(plan), smt_plan_dist_host_count(plan) == 1 ? "" : "s",
 			 smt_plan_num_processes(plan), smt_plan_num_processes(plan) == 1 ? "" : "es",
 			 d->opts->socket_path);
@@ -342,15 +544,19 @@ int smt_daemon_run(struct smt_plan *plan)
 	if (!d->closing)
 		close_all(d);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
+	smt_hostjob_free(d->job);
+	d->job = NULL;
+	uv_run(&d->loop, UV_RUN_DEFAULT);
 	code = d->exit_code;
 	rc = uv_loop_close(&d->loop);
 	if (rc < 0)
 		smt_error("internal error: handles left open at exit");
-	smt_output_free(d->output);
+	if (d->have_progress)
+		regfree(&d->progress);
+	json_decref(d->launcher_env);
+	free(d->role_state);
 	free(d->failure);
 	free(d->summary);
-	free(d->peer_failure);
-	free(d->drain_failure);
 	free(d);
 	return code;
 }

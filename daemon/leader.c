@@ -1,13 +1,25 @@
 /*
  * leader.c - the leader's part of the job, and a standalone host's.
  *
- * Leader: start sshd if needed, wait until every worker is ready (peers.c),
- * launch mpirun, carry its output, and when it ends tell every worker the
- * result and then end here too.  A worker lost while the job runs ends the
- * job on every host: the job's processes here get SIGTERM, mpirun is
- * killed as soon as they are gone (at the latest after the grace), and
- * the failure names the lost host (on_worker_lost below).  A standalone
- * host runs the rank command itself, with no peers and no mpirun.
+ * Leader: start sshd if needed, wait until every worker is ready
+ * (peers.c), launch mpirun (or torchrun), carry every rank's output - its
+ * own host's and, fetched from the workers, every other's - and decide how
+ * the job ended; then tell every worker and end here too.
+ *
+ * The job ends for one of these reasons, whichever comes first:
+ *   - the launched command exits (mpirun when every rank has ended, or
+ *     after it aborted the job);
+ *   - a rank fails on its own, on any host: the others are ended at once
+ *     (torchrun would not end them);
+ *   - a stop: SIGTERM/INT/HUP/QUIT or `smtctl kill` here, passed to every
+ *     worker so that every rank gets it from its own host with the grace;
+ *   - a worker is lost (on_worker_lost below): every host ends its part,
+ *     the failure names the lost host.
+ * The result is decided when the job here is over and every worker's
+ * output has arrived (its end carries its ranks' final state), so the
+ * report names the first rank that failed, on whatever host, and the
+ * leader's stdout is complete.  A standalone host runs the rank command
+ * itself, with no peers and no mpirun.
  */
 #include "config.h"
 
@@ -22,15 +34,41 @@
 #include "cgroup.h"
 #include "daemon_int.h"
 #include "log.h"
-#include "report.h"
+#include "peers.h"
 #include "spawn.h"
+#include "strv.h"
 
 /* The workers answer the result within this, or are not waited for. */
 #define RESULT_DELIVERY_MS 6000
+/* Once the job here is over, the workers' ends of output within the grace
+ * and this. */
+#define COLLECT_EXTRA_MS 5000
+/* A failure ends the rest of the job this fast (SIGTERM, then SIGKILL). */
+#define FAILURE_GRACE_S 1.0
+
+struct leader {
+	struct smt_peers *peers;
+	int launched;
+	int job_over;            /* the job on this host is over */
+	int ending;              /* the job is ending everywhere */
+	int peer_exit_code;      /* 3: a worker was lost; 2: one of another job */
+	char *peer_failure;
+	char *worker_failure;    /* a worker's command failed (torchrun) */
+	int results_sent;        /* 1 while the workers are told, 2 after */
+	enum smt_state final_state;
+	uv_timer_t wait_timer;   /* workers ready in time */
+	uv_timer_t collect_timer; /* workers' output in time */
+	uv_timer_t delivery_timer; /* the result delivered in time */
+};
+
+static struct leader *L(struct smt_daemon *d)
+{
+	return d->role_state;
+}
 
 static int is_mpi(const struct smt_daemon *d)
 {
-	return d->role == SMT_ROLE_LEADER;
+	return d->role_kind == SMT_ROLE_LEADER;
 }
 
 /* ---- the end ---- */
@@ -38,13 +76,15 @@ static int is_mpi(const struct smt_daemon *d)
 static void on_results_delivered(void *ctx)
 {
 	struct smt_daemon *d = ctx;
+	struct leader *l = L(d);
+	char *failure;
 
-	uv_timer_stop(&d->phase_timer);
-	if (d->results_sent != 1)
+	uv_timer_stop(&l->delivery_timer);
+	if (l->results_sent != 1)
 		return;
-	d->results_sent = 2;
-	char *failure = d->failure ? strdup(d->failure) : NULL;
-	smt_daemon_finish(d, d->state_after_results, d->exit_code, failure);
+	l->results_sent = 2;
+	failure = d->failure ? strdup(d->failure) : NULL;
+	smt_daemon_finish(d, l->final_state, d->exit_code, failure);
 	free(failure);
 }
 
@@ -64,16 +104,19 @@ static void on_delivery_timeout(uv_timer_t *t)
 static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code,
 		       const char *failure)
 {
-	if (d->results_sent || smt_state_is_final(d->state) || d->closing)
+	struct leader *l = L(d);
+	json_t *result;
+
+	if (l->results_sent || smt_state_is_final(d->state) || d->closing)
 		return;
-	if (d->peers == NULL || smt_peers_count(d->peers) == 0) {
+	uv_timer_stop(&l->collect_timer);
+	if (!l->peers || smt_peers_count(l->peers) == 0) {
 		smt_daemon_finish(d, state, exit_code, failure);
 		return;
 	}
-	json_t *result = json_pack("{s:i, s:s, s:s, s:s?, s:s?}", SMT_F_EXIT_CODE, exit_code,
-				   SMT_F_STATE, smt_state_name(state), SMT_F_LEADER,
-				   smt_plan_current_host(d->plan), SMT_F_FAILURE, failure,
-				   SMT_F_SUMMARY, NULL);
+	result = json_pack("{s:i, s:s, s:s, s:s?, s:s?}", SMT_F_EXIT_CODE, exit_code,
+			   SMT_F_STATE, smt_state_name(state), SMT_F_LEADER,
+			   smt_plan_current_host(d->plan), SMT_F_FAILURE, failure, SMT_F_SUMMARY, NULL);
 	if (failure) {
 		char *line = strndup(failure, strcspn(failure, "\n"));
 		json_object_set_new(result, SMT_F_SUMMARY, json_string(line ? line : ""));
@@ -83,92 +126,127 @@ static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code
 	d->exit_code = exit_code;
 	free(d->failure);
 	d->failure = failure ? strdup(failure) : NULL;
-	d->results_sent = 1;
-	d->state_after_results = state;
+	l->results_sent = 1;
+	l->final_state = state;
 	smt_daemon_set_state(d, SMT_STATE_FINISHING);
-	uv_timer_start(&d->phase_timer, on_delivery_timeout, RESULT_DELIVERY_MS, 0);
-	smt_peers_send_result(d->peers, result);
+	uv_timer_start(&l->delivery_timer, on_delivery_timeout, RESULT_DELIVERY_MS, 0);
+	smt_peers_send_result(l->peers, result);
 	json_decref(result);
 }
 
-/* ---- the job ---- */
-
-/* What the job's STREAM (1 or 2) carries: mpirun's XML or the program's text. */
-static enum smt_output_source job_source(const struct smt_daemon *d, int stream)
+/* Everything is known: how did the job end? */
+static void decide(struct smt_daemon *d)
 {
-	if (is_mpi(d))
-		return stream == 1 ? SMT_SRC_MPIRUN_STDOUT : SMT_SRC_MPIRUN_STDERR;
-	return stream == 1 ? SMT_SRC_CHILD_STDOUT : SMT_SRC_CHILD_STDERR;
-}
+	struct leader *l = L(d);
+	struct smt_hostjob_status st = { 0 };
+	enum smt_failure_kind kind;
+	char *text;
 
-static void on_job_output(void *ctx, int stream, const char *buf, size_t len)
-{
-	struct smt_daemon *d = ctx;
-
-	smt_output_feed(d->output, job_source(d, stream), buf, len);
-	/* The first rank table from mpirun makes the job "running". */
-	if (d->state == SMT_STATE_LAUNCHING && smt_output_rank_count(d->output) > 0)
-		smt_daemon_set_state(d, SMT_STATE_RUNNING);
-}
-
-static void on_job_eof(void *ctx, int stream)
-{
-	struct smt_daemon *d = ctx;
-
-	smt_output_eof(d->output, job_source(d, stream));
-}
-
-static void on_job_done(void *ctx, const struct smt_job_status *st)
-{
-	struct smt_daemon *d = ctx;
-	struct smt_report_input in = { 0 };
-	char *text = NULL;
-	size_t len;
-	long oom_now;
-
-	d->job_ended = 1;
-	d->job_status = *st;
-	/* No change is announced here: the next state (finishing or the
-	 * final one) follows at once and carries the exit status with it. */
-
-	/* A worker lost or of another job ended the job: that is the reason,
-	 * not how mpirun took it. */
-	if (d->peer_exit_code) {
-		leader_end(d, SMT_STATE_FAILED, d->peer_exit_code, d->peer_failure);
+	if (l->results_sent || d->closing)
+		return;
+	smt_hostjob_status(d->job, &st);
+	if (l->peer_exit_code && !d->stop_signal) {
+		leader_end(d, SMT_STATE_FAILED, l->peer_exit_code, l->peer_failure);
 		return;
 	}
-	if (!d->stop_signal && st->exited && st->code == 0 && !st->exec_errno) {
+	if (!d->stop_signal && st.launched && st.exited && st.code == 0 && !st.exec_errno &&
+	    !smt_ranks_first_failure(smt_hostjob_ranks(d->job), 0) && !l->worker_failure) {
 		leader_end(d, SMT_STATE_SUCCEEDED, SMT_EXIT_OK, NULL);
 		return;
 	}
-	in.current_host = smt_plan_current_host(d->plan);
-	in.mpi = is_mpi(d);
-	in.exit_code = st->exited ? st->code : -1;
-	in.term_signal = st->exited ? 0 : st->signo;
-	in.stop_signal = d->stop_signal;
-	in.exec_errno = st->exec_errno;
-	in.program = smt_plan_rank_argv(d->plan)[0];
-	in.workdir = smt_plan_workdir(d->plan);
-	if (d->oom_kills >= 0 &&
-	    smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &oom_now) == 0 &&
-	    oom_now > d->oom_kills)
-		in.oom_kill = 1;
-	if (smt_report_build(d->output, &in, NULL, &text, &len) < 0)
-		text = NULL;
+	text = smt_daemon_report(d, 0, &kind);
+	if (!d->stop_signal && l->worker_failure &&
+	    (kind == SMT_FAIL_JOB_FAILED || (st.exited && st.code == 0))) {
+		free(text);
+		text = strdup(l->worker_failure);
+		kind = SMT_FAIL_JOB_FAILED;
+	}
 	if (d->stop_signal)
 		leader_end(d, SMT_STATE_STOPPED, 128 + d->stop_signal,
 			   text ? text : "Stopped: smtd received a signal\n");
 	else
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
+		leader_end(d, SMT_STATE_FAILED, smt_failure_exit_code(kind, 0),
 			   text ? text : "JobFailed: the job failed\n");
 	free(text);
 }
 
-static const struct smt_job_ops job_ops = {
-	.output = on_job_output,
-	.eof = on_job_eof,
-	.done = on_job_done,
-};
+static int outputs_done(struct smt_daemon *d)
+{
+	struct leader *l = L(d);
+
+	for (size_t i = 0; l->peers && i < smt_peers_count(l->peers); i++)
+		if (!smt_peers_output_done(l->peers, i))
+			return 0;
+	return 1;
+}
+
+static void on_collect_timeout(uv_timer_t *t)
+{
+	struct smt_daemon *d = t->data;
+
+	smt_warn("not every worker's output arrived in time; deciding with what is known");
+	decide(d);
+}
+
+static void maybe_decide(struct smt_daemon *d)
+{
+	struct leader *l = L(d);
+
+	if (!l->job_over)
+		return;
+	if (outputs_done(d)) {
+		decide(d);
+		return;
+	}
+	if (!uv_is_active((uv_handle_t *)&l->collect_timer))
+		uv_timer_start(&l->collect_timer, on_collect_timeout,
+			       (uint64_t)(d->opts->grace * 1000) + COLLECT_EXTRA_MS, 0);
+}
+
+/* The job cannot go on (a failure, a lost host): every host ends its part,
+ * the ranks with SIGTERM, the rest once they are gone. */
+static void end_everywhere(struct smt_daemon *d, double grace)
+{
+	struct leader *l = L(d);
+
+	if (l->ending || d->stop_signal)
+		return;
+	l->ending = 1;
+	smt_daemon_set_state(d, SMT_STATE_FINISHING);
+	smt_hostjob_end(d->job, SIGTERM, grace);
+	if (l->peers)
+		smt_peers_end(l->peers, "end", SIGTERM, grace);
+}
+
+/* ---- the job here ---- */
+
+static void leader_root_ended(struct smt_daemon *d)
+{
+	struct smt_hostjob_status st;
+
+	smt_hostjob_status(d->job, &st);
+	if (d->state == SMT_STATE_RUNNING || d->state == SMT_STATE_LAUNCHING)
+		smt_daemon_set_state(d, SMT_STATE_FINISHING);
+	/* A command that failed leaves nothing worth waiting for elsewhere;
+	 * torchrun on the other hosts would not know. */
+	if (!(st.exited && st.code == 0 && !st.exec_errno))
+		end_everywhere(d, FAILURE_GRACE_S);
+}
+
+static void leader_rank_ended(struct smt_daemon *d, const struct smt_rank *k)
+{
+	int64_t end_ms = (int64_t)(k->end_time * 1000.0);
+
+	if ((k->exit_code > 0 || k->signo || k->exec_errno) &&
+	    !(k->signaled_ms && end_ms >= k->signaled_ms))
+		end_everywhere(d, FAILURE_GRACE_S);
+}
+
+static void leader_job_done(struct smt_daemon *d)
+{
+	L(d)->job_over = 1;
+	maybe_decide(d);
+}
 
 static int write_hostfile(struct smt_daemon *d)
 {
@@ -178,7 +256,7 @@ static int write_hostfile(struct smt_daemon *d)
 
 	if (path == NULL)
 		return 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	size_t len = strlen(contents);
@@ -188,17 +266,38 @@ static int write_hostfile(struct smt_daemon *d)
 	return rc;
 }
 
+/* The environment of the command: the plan's, and the job's mark. */
+static char **command_env(struct smt_daemon *d)
+{
+	char *const *envp = smt_plan_envp(d->plan);
+	size_t n = smt_strv_len(envp);
+	char **v = calloc(n + 2, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = envp[i];
+	v[n] = (char *)smt_hostjob_mark(d->job);
+	return v;
+}
+
+static void fail_launch(struct smt_daemon *d, char *text)
+{
+	leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+	free(text);
+}
+
 static void launch(struct smt_daemon *d)
 {
+	struct leader *l = L(d);
 	char *const *argv = smt_plan_argv(d->plan);
 	char *const *rank = smt_plan_rank_argv(d->plan);
-	char *const *envp = smt_plan_envp(d->plan);
 	const char *cwd = smt_plan_workdir(d->plan);
 	const char *bad = NULL;
-	char text[2048];
+	char **envp;
 	int rc;
 
-	uv_timer_stop(&d->wait_timer);
+	uv_timer_stop(&l->wait_timer);
 	smt_daemon_set_state(d, SMT_STATE_LAUNCHING);
 	/* A job given as `-- COMMAND` needs no code directory. */
 	if (cwd && access(cwd, X_OK) < 0) {
@@ -208,16 +307,19 @@ static void launch(struct smt_daemon *d)
 	}
 	/* A missing or non-executable program is found here, with a clear
 	 * reason, instead of in mpirun's output on every host. */
+	envp = command_env(d);
 	rc = smt_spawn_check_program(rank[0], envp, cwd);
 	if (rc < 0)
 		bad = rank[0];
 	else if (argv != rank && (rc = smt_spawn_check_program(argv[0], envp, cwd)) < 0)
 		bad = argv[0];
 	if (bad) {
-		snprintf(text, sizeof(text), "%s: cannot execute %s on %s: %s (exit status %d)\n",
-			 rc == -ENOENT ? "ProgramNotFound" : "ProgramNotExecutable", bad,
-			 smt_plan_current_host(d->plan), strerror(-rc), smt_spawn_exec_status(-rc));
+		char *text = smt_failure_text(rc == -ENOENT ? SMT_FAIL_NOT_FOUND : SMT_FAIL_NOT_EXECUTABLE,
+			"cannot execute %s on %s: %s (exit status %d)", bad,
+			smt_plan_current_host(d->plan), strerror(-rc), smt_spawn_exec_status(-rc));
+		free(envp);
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
 		return;
 	}
 	if (is_mpi(d) && d->opts->preload_path && access(d->opts->preload_path, R_OK) < 0)
@@ -226,37 +328,27 @@ static void launch(struct smt_daemon *d)
 			 d->opts->preload_path, strerror(errno));
 	rc = write_hostfile(d);
 	if (rc < 0) {
-		snprintf(text, sizeof(text), "LaunchFailed: cannot write the hostfile: %s\n",
-			 strerror(-rc));
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(envp);
+		fail_launch(d, smt_failure_text(SMT_FAIL_LAUNCH, "cannot write the hostfile: %s",
+						strerror(-rc)));
 		return;
 	}
-
-	struct smt_job_config cfg = {
-		.argv = argv,
-		.envp = envp,
-		.cwd = cwd,
-		.forward_to_group = !is_mpi(d),
-		.grace = d->opts->grace,
-		.keep = smt_daemon_not_job,
-		.keep_arg = d,
-	};
 	if (smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &d->oom_kills) < 0)
 		d->oom_kills = -1;
-	d->launch_time = smt_daemon_now();
-	rc = smt_job_start(&d->loop, d->reaper, &cfg, &job_ops, d, &d->job);
+	rc = smt_hostjob_launch(d->job, argv, envp, cwd, !is_mpi(d));
+	free(envp);
 	if (rc < 0) {
-		snprintf(text, sizeof(text), "LaunchFailed: cannot start %s: %s\n", argv[0],
-			 strerror(-rc));
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		fail_launch(d, smt_failure_text(SMT_FAIL_LAUNCH, "cannot start %s: %s", argv[0],
+						strerror(-rc)));
 		return;
 	}
-	smt_info("launched %s (pid %d)", argv[0], (int)smt_job_pid(d->job));
-	/* A standalone program runs from here; mpirun once it has mapped. */
+	l->launched = 1;
+	smt_info("launched %s (pid %d)", argv[0], (int)smt_hostjob_pid(d->job));
+	/* A standalone program runs from here; mpirun once a rank runs. */
 	if (!is_mpi(d))
 		smt_daemon_set_state(d, SMT_STATE_RUNNING);
-	if (d->peers)
-		smt_peers_launched(d->peers);
+	if (l->peers)
+		smt_peers_launched(l->peers);
 	smt_daemon_changed(d);
 }
 
@@ -266,7 +358,7 @@ static void on_all_ready(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 
-	smt_info("all %zu workers are ready", smt_peers_count(d->peers));
+	smt_info("all %zu workers are ready", smt_peers_count(L(d)->peers));
 	smt_daemon_changed(d);
 	launch(d);
 }
@@ -274,53 +366,114 @@ static void on_all_ready(void *ctx)
 static void on_mismatch(void *ctx, size_t i, const char *what)
 {
 	struct smt_daemon *d = ctx;
-	char text[2048];
+	struct leader *l = L(d);
+	char *text = smt_failure_text(SMT_FAIL_CONFIG,
+		"host %s is not part of this job as the leader %s sees it: %s; give every host the "
+		"same resourceconfig.json", smt_peers_host(l->peers, i),
+		smt_plan_current_host(d->plan), what);
 
-	snprintf(text, sizeof(text),
-		 "ConfigurationError: host %s is not part of this job as the leader %s sees it: %s; "
-		 "give every host the same resourceconfig.json\n",
-		 smt_peers_host(d->peers, i), smt_plan_current_host(d->plan), what);
-	if (d->job) {
+	if (l->launched) {
 		/* Cannot happen before launch; after it, end the job the same way. */
-		d->peer_exit_code = SMT_EXIT_CONFIG;
-		free(d->peer_failure);
-		d->peer_failure = strdup(text);
-		smt_job_signal(d->job, SIGTERM);
-		return;
+		if (!l->peer_exit_code) {
+			l->peer_exit_code = SMT_EXIT_CONFIG;
+			l->peer_failure = text;
+			text = NULL;
+		}
+		end_everywhere(d, FAILURE_GRACE_S);
+	} else {
+		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
 	}
-	leader_end(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
+	free(text);
 }
 
-/* What happens when a worker is lost: the job ends on every host. */
+/* What happens when a worker is lost: the job ends on every host.  The
+ * ranks here get SIGTERM and the grace; mpirun, which would wait for the
+ * lost host's daemon forever, goes as soon as they have ended. */
 static void on_worker_lost(void *ctx, size_t i, const char *why)
 {
 	struct smt_daemon *d = ctx;
-	char text[1024];
+	struct leader *l = L(d);
+	char *text = smt_failure_text(SMT_FAIL_LOST_HOST, "worker %s was lost during the job: %s",
+				      smt_peers_host(l->peers, i), why);
 
-	snprintf(text, sizeof(text), "LostHost: worker %s was lost during the job: %s\n",
-		 smt_peers_host(d->peers, i), why);
-	smt_error("%.*s", (int)strcspn(text, "\n"), text);
-	if (d->peer_exit_code == 0) {
-		d->peer_exit_code = SMT_EXIT_PEER;
-		d->peer_failure = strdup(text);
+	if (text)
+		smt_error("%.*s", (int)strcspn(text, "\n"), text);
+	if (l->peer_exit_code == 0) {
+		l->peer_exit_code = SMT_EXIT_PEER;
+		l->peer_failure = text;
+		text = NULL;
 	}
+	free(text);
 	smt_daemon_changed(d);
-	if (d->job && !d->job_ended)
-		/* mpirun would wait for the lost host's daemon forever: the
-		 * ranks here get TERM, mpirun is killed once they are gone,
-		 * everything after the grace. */
-		smt_job_abandon(d->job);
-	else if (!d->job)
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
+	if (!l->launched) {
+		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, l->peer_failure);
+		return;
+	}
+	if (!l->ending && !d->stop_signal) {
+		l->ending = 1;
+		smt_daemon_set_state(d, SMT_STATE_FINISHING);
+		smt_hostjob_end(d->job, SIGTERM, d->opts->grace);
+		smt_peers_end(l->peers, "end", SIGTERM, d->opts->grace);
+	}
+	maybe_decide(d);
 }
 
+/* A worker's news: its ranks as they are now. */
 static void on_news(void *ctx, size_t i, json_t *status)
 {
 	struct smt_daemon *d = ctx;
-	const char *state = json_string_value(json_object_get(status, SMT_F_STATE));
+	struct leader *l = L(d);
+	json_t *ranks = json_object_get(json_object_get(status, SMT_F_JOB), SMT_F_RANKS);
+	const char *host = smt_peers_host(l->peers, i);
+	size_t k;
+	json_t *o;
 
-	smt_debug("worker %s: %s", smt_peers_host(d->peers, i), state ? state : "?");
+	if (json_is_array(ranks)) {
+		smt_ranks_merge_remote(smt_hostjob_ranks(d->job), host, ranks);
+		if (d->state == SMT_STATE_LAUNCHING && json_array_size(ranks))
+			smt_daemon_set_state(d, SMT_STATE_RUNNING);
+		/* A rank that failed on its own over there ends the job. */
+		json_array_foreach(ranks, k, o) {
+			const struct smt_rank *r = smt_ranks_find(smt_hostjob_ranks(d->job),
+				(int)json_integer_value(json_object_get(o, SMT_F_RANK)));
+			if (r && !r->local && r->state == SMT_RANK_EXITED)
+				leader_rank_ended(d, r);
+		}
+	}
 	smt_daemon_changed(d);
+}
+
+/* A worker's end of output: its ranks' final state and its command's. */
+static void on_final(void *ctx, size_t i, json_t *final)
+{
+	struct smt_daemon *d = ctx;
+	struct leader *l = L(d);
+	const char *host = smt_peers_host(l->peers, i);
+	json_t *cmd = json_object_get(final, SMT_F_COMMAND);
+	json_t *code = json_object_get(cmd, SMT_F_EXIT_CODE), *sig = json_object_get(cmd, SMT_F_SIGNAL);
+
+	smt_ranks_merge_remote(smt_hostjob_ranks(d->job), host, json_object_get(final, SMT_F_RANKS));
+	smt_debug("worker %s: its output is complete", host);
+	if (!l->worker_failure && ((json_is_integer(code) && json_integer_value(code) != 0) ||
+				   json_is_string(sig))) {
+		l->worker_failure = json_is_string(sig)
+			? smt_failure_text(SMT_FAIL_MPIRUN_KILLED, "torchrun on %s was killed by SIG%s",
+					   host, json_string_value(sig))
+			: smt_failure_text(SMT_FAIL_JOB_FAILED, "torchrun on %s exited with code %d",
+					   host, (int)json_integer_value(code));
+		end_everywhere(d, FAILURE_GRACE_S);
+	}
+	smt_daemon_changed(d);
+	maybe_decide(d);
+}
+
+static int on_batch(void *ctx, size_t i, const char *host, char *body, size_t len,
+		    void (*done)(void *arg, int rc, json_t *final), void *arg)
+{
+	struct smt_daemon *d = ctx;
+
+	(void)i;
+	return smt_output_remote(smt_hostjob_output(d->job), host, body, len, done, arg);
 }
 
 static const struct smt_peers_ops peers_ops = {
@@ -329,18 +482,22 @@ static const struct smt_peers_ops peers_ops = {
 	.lost = on_worker_lost,
 	.news = on_news,
 	.results_delivered = on_results_delivered,
+	.batch = on_batch,
+	.final = on_final,
 };
 
 static void on_wait_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
-	char missing[1024], text[1400];
+	char missing[1024];
+	char *text;
 
-	smt_peers_missing(d->peers, missing, sizeof(missing));
-	snprintf(text, sizeof(text),
-		 "PeersNotReady: workers %s did not become ready within %.1f s (--wait-timeout)\n",
-		 missing, d->opts->wait_timeout);
+	smt_peers_missing(L(d)->peers, missing, sizeof(missing));
+	text = smt_failure_text(SMT_FAIL_PEERS_NOT_READY,
+				"workers %s did not become ready within %.1f s (--wait-timeout)",
+				missing, d->opts->wait_timeout);
 	leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
+	free(text);
 }
 
 static int start_peers(struct smt_daemon *d)
@@ -377,16 +534,28 @@ static int start_peers(struct smt_daemon *d)
 		.reaper = d->reaper,
 		.peer_timeout = d->opts->peer_timeout,
 	};
-	rc = smt_peers_start(&d->loop, &pc, &peers_ops, d, &d->peers);
+	rc = smt_peers_start(&d->loop, &pc, &peers_ops, d, &L(d)->peers);
 	free(workers);
 	free(all);
 	return rc;
 }
 
-void smt_leader_begin(struct smt_daemon *d)
+static void leader_begin(struct smt_daemon *d)
 {
-	char text[512];
+	struct leader *l = calloc(1, sizeof(*l));
+	char *text;
 
+	if (!l) {
+		text = smt_failure_text(SMT_FAIL_INTERNAL, "out of memory");
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
+		return;
+	}
+	d->role_state = l;
+	uv_timer_init(&d->loop, &l->wait_timer);
+	uv_timer_init(&d->loop, &l->collect_timer);
+	uv_timer_init(&d->loop, &l->delivery_timer);
+	l->wait_timer.data = l->collect_timer.data = l->delivery_timer.data = d;
 	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1) {
 		launch(d);
 		return;
@@ -395,44 +564,97 @@ void smt_leader_begin(struct smt_daemon *d)
 	int rc = start_peers(d);
 	if (rc < 0) {
 		if (rc == -ELIBACC || rc == -ELIBBAD)
-			snprintf(text, sizeof(text), "InternalError: the channels to the workers need "
-				 "libcurl, which cannot be loaded; install the libcurl4 package\n");
+			text = smt_failure_text(SMT_FAIL_INTERNAL, "the channels to the workers need "
+						"libcurl, which cannot be loaded; install the libcurl4 package");
 		else
-			snprintf(text, sizeof(text), "InternalError: cannot open the channels to the "
-				 "workers: %s\n", strerror(-rc));
+			text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot open the channels to the "
+						"workers: %s", strerror(-rc));
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
 		return;
 	}
-	uv_timer_start(&d->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000), 0);
+	uv_timer_start(&l->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000), 0);
 }
 
-void smt_leader_signal(struct smt_daemon *d, int signo)
+static void leader_signal(struct smt_daemon *d, int signo)
 {
-	int stopping = signo != SIGUSR1 && signo != SIGUSR2;
-	char text[256];
+	struct leader *l = L(d);
+	char *text;
 
-	if (d->job && !d->job_ended) {
-		int rc = smt_job_signal(d->job, signo);
-		if (rc < 0 && rc != -ESRCH)
-			smt_warn("cannot forward the signal to the job: %s", strerror(-rc));
+	if (!l)
+		return;
+	if (!smt_daemon_stopping_signal(signo)) {
+		if (l->launched) {
+			smt_hostjob_signal(d->job, signo);
+			if (l->peers)
+				smt_peers_end(l->peers, "signal", signo, 0);
+		}
 		return;
 	}
-	if (!stopping || d->job)
+	if (l->launched && !smt_hostjob_done(d->job)) {
+		smt_daemon_set_state(d, SMT_STATE_FINISHING);
+		smt_hostjob_stop(d->job, signo, d->opts->grace);
+		if (l->peers)
+			smt_peers_end(l->peers, "stop", signo, d->opts->grace);
 		return;
-	snprintf(text, sizeof(text), "Stopped: smtd on %s received SIG%s before the job started\n",
-		 smt_plan_current_host(d->plan),
-		 smt_signal_name(signo) ? smt_signal_name(signo) : "?");
+	}
+	if (l->launched)
+		return;
+	text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s before the job started",
+				smt_plan_current_host(d->plan),
+				smt_signal_name(signo) ? smt_signal_name(signo) : "?");
 	leader_end(d, SMT_STATE_STOPPED, 128 + signo, text);
+	free(text);
 }
 
-void smt_leader_close(struct smt_daemon *d)
+static int leader_host_ready(struct smt_daemon *d, const char *host)
 {
-	if (d->job) {
-		smt_job_free(d->job);
-		d->job = NULL;
-	}
-	if (d->peers) {
-		smt_peers_close(d->peers);
-		d->peers = NULL;
-	}
+	struct leader *l = L(d);
+
+	if (strcmp(host, smt_plan_current_host(d->plan)) == 0)
+		return d->state != SMT_STATE_STARTING;
+	for (size_t k = 0; l && l->peers && k < smt_peers_count(l->peers); k++)
+		if (strcmp(smt_peers_host(l->peers, k), host) == 0)
+			return smt_peers_ready(l->peers, k);
+	return 0;
 }
+
+static void leader_peer_counts(struct smt_daemon *d, size_t *ready, size_t *all)
+{
+	struct leader *l = L(d);
+
+	*ready = l && l->peers ? smt_peers_ready_count(l->peers) : 0;
+	*all = l && l->peers ? smt_peers_count(l->peers) : 0;
+}
+
+static void leader_close(struct smt_daemon *d)
+{
+	struct leader *l = L(d);
+
+	if (!l)
+		return;
+	if (l->peers) {
+		smt_output_remote_cancel(smt_hostjob_output(d->job), NULL, NULL);
+		smt_peers_close(l->peers);
+		l->peers = NULL;
+	}
+	uv_close((uv_handle_t *)&l->wait_timer, NULL);
+	uv_close((uv_handle_t *)&l->collect_timer, NULL);
+	uv_close((uv_handle_t *)&l->delivery_timer, NULL);
+	free(l->peer_failure);
+	free(l->worker_failure);
+	/* The timers' memory goes once their close callbacks ran: with the
+	 * daemon, after the loop. */
+}
+
+const struct smt_role_ops smt_leader_role = {
+	.name = "leader",
+	.begin = leader_begin,
+	.signal = leader_signal,
+	.root_ended = leader_root_ended,
+	.rank_ended = leader_rank_ended,
+	.job_done = leader_job_done,
+	.host_ready = leader_host_ready,
+	.peer_counts = leader_peer_counts,
+	.close = leader_close,
+};

@@ -165,8 +165,7 @@ static int defaults(struct items *it, const struct smt_mpiargv_in *in)
 	rc |= add(it, NULL, 2, "-np", buf, NULL);
 	rc |= add(it, NULL, 1, "--allow-run-as-root", NULL, NULL);
 	rc |= add(it, NULL, 1, "--display-map", NULL, NULL);
-	rc |= add(it, NULL, 1, "--xml", NULL, NULL);
-	rc |= add(it, NULL, 1, "--output-proctable", NULL, NULL);
+	rc |= add(it, NULL, 1, "--tag-output", NULL, NULL);
 	rc |= add_mca(it, "btl_tcp_if_include", in->iface);
 	rc |= add_mca(it, "oob_tcp_if_include", in->iface);
 	rc |= add_mca(it, "plm_rsh_no_tree_spawn", "1");
@@ -281,6 +280,7 @@ int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err,
 		total += (size_t)it.v[i].n;
 	for (size_t i = 0; in->rank_argv[i]; i++)
 		total++;
+	total += smt_strv_len(in->launcher);
 	rc = -ENOMEM;
 	argv = calloc(total + 1, sizeof(*argv));
 	if (!argv)
@@ -290,6 +290,9 @@ int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err,
 			argv[k++] = it.v[i].words[j];
 			it.v[i].words[j] = NULL;
 		}
+	for (size_t i = 0; in->launcher && in->launcher[i]; i++)
+		if (!(argv[k++] = strdup(in->launcher[i])))
+			goto out;
 	for (size_t i = 0; in->rank_argv[i]; i++)
 		if (!(argv[k++] = strdup(in->rank_argv[i])))
 			goto out;

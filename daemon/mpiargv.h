@@ -32,6 +32,8 @@ struct smt_mpiargv_in {
 	const char *custom;          /* custom MPI options; may be NULL */
 	const char *site_btl;        /* btl as the site's Open MPI sets it
 					(ompiparams.h); NULL when unset */
+	char *const *launcher;       /* smtd's rank launcher, put in front of the rank
+					command; NULL: none */
 	char *const *rank_argv;
 };
 

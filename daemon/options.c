@@ -24,6 +24,8 @@ enum {
 	OPT_CURRENT_HOST, OPT_SSHD, OPT_MPI, OPT_NO_MPI, OPT_PPN, OPT_NP, OPT_WAIT_TIMEOUT,
 	OPT_LAUNCH_TIMEOUT, OPT_RESULT_TIMEOUT, OPT_PEER_TIMEOUT, OPT_GRACE, OPT_LOG_FORMAT,
 	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_SSHD_CONFIG,
+	OPT_RANK_LOG_DIR, OPT_PROGRESS_PATTERN, OPT_JOB_CGROUP, OPT_STALL_TIMEOUT,
+	OPT_START_TIMEOUT,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +52,11 @@ static const struct option long_options[] = {
 	{ "result-timeout", required_argument, NULL, OPT_RESULT_TIMEOUT },
 	{ "peer-timeout", required_argument, NULL, OPT_PEER_TIMEOUT },
 	{ "grace", required_argument, NULL, OPT_GRACE },
+	{ "rank-log-dir", required_argument, NULL, OPT_RANK_LOG_DIR },
+	{ "progress-pattern", required_argument, NULL, OPT_PROGRESS_PATTERN },
+	{ "job-cgroup", required_argument, NULL, OPT_JOB_CGROUP },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
+	{ "start-timeout", required_argument, NULL, OPT_START_TIMEOUT },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
@@ -86,6 +93,11 @@ void smt_options_usage(FILE *out)
 	      "  --result-timeout S         result after orted exit (SMTD_RESULT_TIMEOUT; default 60)\n"
 	      "  --peer-timeout S           lost peer channel (SMTD_PEER_TIMEOUT; default 10)\n"
 	      "  --grace S                  signal to SIGKILL (SMTD_GRACE; default 30)\n"
+	      "  --rank-log-dir DIR         each rank's lines to DIR/rank-N.log (SMTD_RANK_LOG_DIR)\n"
+	      "  --stall-timeout S          no progress for S seconds: stalled (SMTD_STALL_TIMEOUT)\n"
+	      "  --start-timeout S          no first line within S seconds: stalled (SMTD_START_TIMEOUT)\n"
+	      "  --progress-pattern REGEX   only matching lines count as progress (SMTD_PROGRESS_PATTERN)\n"
+	      "  --job-cgroup auto|never    put the job in a cgroup v2 of its own (SMTD_JOB_CGROUP)\n"
 	      "  --log-format text|json     format of the output (SMTD_LOG_FORMAT)\n"
 	      "  --debug                    debug messages (SMTD_DEBUG)\n"
 	      "  --dry-run                  print the plan and exit\n"
@@ -205,6 +217,20 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 	case OPT_PRELOAD: str = &o->preload_path; break;
 	case OPT_PROGRAM: str = &o->program; break;
 	case OPT_CURRENT_HOST: str = &o->current_host; break;
+	case OPT_RANK_LOG_DIR: str = &o->rank_log_dir; break;
+	case OPT_PROGRESS_PATTERN: str = &o->progress_pattern; break;
+	case OPT_JOB_CGROUP:
+		if (strcmp(val, "auto") == 0)
+			o->job_cgroup = SMT_JOB_CGROUP_AUTO;
+		else if (strcmp(val, "never") == 0)
+			o->job_cgroup = SMT_JOB_CGROUP_NEVER;
+		else {
+			snprintf(err, errlen, "%s: '%s' is not one of auto, never", what, val);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_STALL_TIMEOUT: secs = &o->stall_timeout; break;
+	case OPT_START_TIMEOUT: secs = &o->start_timeout; break;
 	case OPT_MPI_OPTIONS:
 		/* Empty custom options are legitimate: they override the file's. */
 		o->mpi_options = val;
@@ -264,7 +290,9 @@ static const struct {
 	{ "SMTD_WAIT_TIMEOUT", OPT_WAIT_TIMEOUT }, { "SMTD_LAUNCH_TIMEOUT", OPT_LAUNCH_TIMEOUT },
 	{ "SMTD_RESULT_TIMEOUT", OPT_RESULT_TIMEOUT }, { "SMTD_PEER_TIMEOUT", OPT_PEER_TIMEOUT },
 	{ "SMTD_GRACE", OPT_GRACE }, { "SMTD_LOG_FORMAT", OPT_LOG_FORMAT },
-	{ "SMTD_DEBUG", OPT_DEBUG },
+	{ "SMTD_DEBUG", OPT_DEBUG }, { "SMTD_RANK_LOG_DIR", OPT_RANK_LOG_DIR },
+	{ "SMTD_PROGRESS_PATTERN", OPT_PROGRESS_PATTERN }, { "SMTD_JOB_CGROUP", OPT_JOB_CGROUP },
+	{ "SMTD_STALL_TIMEOUT", OPT_STALL_TIMEOUT }, { "SMTD_START_TIMEOUT", OPT_START_TIMEOUT },
 };
 
 static const struct option *find_long(int val)

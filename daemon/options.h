@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 enum smt_sshd_mode { SMT_SSHD_AUTO = 0, SMT_SSHD_ALWAYS, SMT_SSHD_NEVER };
+enum smt_job_cgroup_mode { SMT_JOB_CGROUP_AUTO = 0, SMT_JOB_CGROUP_NEVER };
 
 struct smt_options {
 	const char *root;          /* --root, SMTD_ROOT; default /opt/ml */
@@ -32,6 +33,11 @@ struct smt_options {
 	const char *program;       /* --program, SAGEMAKER_PROGRAM (see plan.h) */
 	const char *mpi_options;   /* --mpi-options, SMTD_MPI_OPTIONS: custom options */
 	const char *current_host;  /* --current-host, SMTD_CURRENT_HOST: testing aid */
+	const char *rank_log_dir;  /* --rank-log-dir, SMTD_RANK_LOG_DIR: DIR/rank-N.log */
+	const char *progress_pattern; /* --progress-pattern, SMTD_PROGRESS_PATTERN */
+	enum smt_job_cgroup_mode job_cgroup; /* --job-cgroup auto|never, SMTD_JOB_CGROUP */
+	double stall_timeout;      /* --stall-timeout, SMTD_STALL_TIMEOUT; 0: off */
+	double start_timeout;      /* --start-timeout, SMTD_START_TIMEOUT; 0: off */
 	const char *gpu_probe_root; /* SMTD_GPU_PROBE_ROOT: prefix of /proc/driver/nvidia/gpus
 				     * and /dev/nvidiaN in the GPU count (tests) */
 	enum smt_sshd_mode sshd_mode; /* --sshd auto|always|never, SMTD_SSHD */

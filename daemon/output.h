@@ -1,157 +1,130 @@
 /*
- * output.h - the ranks' output: decode, join into lines, tag, forward, keep.
+ * output.h - the ranks' output on this host: read where it is written,
+ * framed, merged, forwarded and kept (SPEC §7).
  *
- * The supervisor feeds the bytes it reads from mpirun's stdout (the --xml
- * dialect, see xmlstream.h) and stderr, or from a standalone program's
- * stdout and stderr, and calls smt_output_eof() when a pipe ends.  This
- * module joins each rank's chunks into lines and writes them to OUT_FD:
+ * Every local rank's stdout and stderr arrive as two pipes (the launcher
+ * handed their read ends to smtd, rankd.h; a standalone program's are
+ * smtd's own).  Each stream is framed into records (framer.h) and offered
+ * to one merger (merge.h) whose sink is, on the leader and a standalone
+ * host, smtd's stdout (formatted as format.h says, written by an fdwriter
+ * that never blocks the loop) and, on a worker, the outbox the leader
+ * fetches (outbox.h).  On the leader the workers' batches are offered to
+ * the same merger, so stdout carries every rank of the job.
  *
- *   text:  [1,mpirank:R,HOST]<stdout>: LINE\n       (the toolkit's format)
- *   json:  {"time":"2024-05-01T12:00:00.123Z","rank":R,"host":"HOST",
- *           "stream":"stdout","line":"LINE"}\n
+ * Every record taken is also counted in the rank table (ranks.h), kept in
+ * the log ring (GET /v1/logs) and, with --rank-log-dir, appended to
+ * DIR/rank-N.log on the rank's host.
  *
- * HOST comes from mpirun's --display-map (never guessed; "unknown" when
- * the map did not name the rank); a standalone program's lines are rank 0
- * on the current host.  mpirun's own messages (untagged <stderr>, text
- * outside the chunks, its stderr descriptor) are kept apart: written to
- * MSG_FD as they are (json: "stream":"mpirun", no rank) and retained for
- * the failure report.  Blank lines of mpirun's own are dropped.
+ * Back-pressure, never loss: a stream whose records are refused (stdout or
+ * the outbox full, a rank log file behind, or in text mode another
+ * stream's long line in progress) stops being read until the merger
+ * resumes it; the rank then waits in write().  Memory: per stream one
+ * record in the framer and one read's worth of bytes held back; the sink's
+ * queue; the log ring.
  *
- * Guarantees:
- * - No byte of a rank line is lost and no two lines are merged, whatever
- *   the bytes (NUL, invalid UTF-8 pass through exactly in text mode).
- *   A line not ended by '\n' when its pipe ends is written with a '\n'.
- * - Text mode: a line longer than SMT_OUTPUT_LINE_CAP is streamed straight
- *   through as it arrives (so a 10 MiB line arrives as one line).  While it
- *   streams, other lines wait in memory; only when the waiting bytes and
- *   unfinished lines of every rank together exceed SMT_OUTPUT_HOLD_CAP is
- *   the streaming line cut: that piece ends with SMT_OUTPUT_SPLIT_MARK and
- *   the rest of the line follows as a new tagged line of the same rank.
- * - JSON mode: every object is valid JSON.  "line" is always valid UTF-8:
- *   a line that is not carries each invalid byte as U+FFFD there, and its
- *   exact bytes in "line_b64" (standard base64).  A line longer than
- *   SMT_OUTPUT_LINE_CAP comes as several objects, all but the last with
- *   "partial":true (cut between UTF-8 characters where the line has them);
- *   concatenating their bytes gives the line.
- * - Memory is bounded whatever the volume or line length: at most
- *   SMT_OUTPUT_HOLD_CAP bytes of unfinished and waiting lines (up to twice
- *   that allocated, as buffers grow by doubling), an output buffer of
- *   SMT_OUTPUT_BUF_CAP + 64 KiB, the log ring (SMT_OUTPUT_LOG_BYTES plus
- *   32 bytes a line), mpirun's messages (SMT_OUTPUT_MSG_BYTES), and per rank
- *   about 20 KiB (its stderr tail, first error line, idle line buffers and
- *   tags): about 19 MiB + 20 KiB per rank in all.  Ranks above
- *   SMT_OUTPUT_MAX_RANK count as mpirun's own output.
- * - Writes are blocking (poll() on EAGAIN): one write() per feed call in
- *   the common case, more only when a call produces more than
- *   SMT_OUTPUT_BUF_CAP.  A write error (EPIPE, ...) is returned once; later
- *   output is counted as dropped, and the tails are kept all the same.
- *
- * Not thread-safe; owned by the event loop like everything else.
+ * The launched command's own messages (mpirun's, torchrun's) are not rank
+ * output: they go to MSG_FD as they are (JSON mode: objects of stream
+ * MSG_NAME) and to a ring of their own for the failure report.
  */
 #ifndef SMT_OUTPUT_H
 #define SMT_OUTPUT_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include <jansson.h>
+#include <regex.h>
+#include <stdint.h>
+#include <uv.h>
 
-/* Memory caps (bytes unless said otherwise). */
-#define SMT_OUTPUT_LINE_CAP        (64 * 1024)
-#define SMT_OUTPUT_HOLD_CAP        (8 * 1024 * 1024)
-#define SMT_OUTPUT_BUF_CAP         (256 * 1024)
-#define SMT_OUTPUT_LOG_BYTES       (2 * 1024 * 1024)
-#define SMT_OUTPUT_LOG_LINES       10000
-#define SMT_OUTPUT_RANK_TAIL_BYTES (8 * 1024)
-#define SMT_OUTPUT_RANK_TAIL_LINES 64
-#define SMT_OUTPUT_MSG_BYTES       (64 * 1024)
-#define SMT_OUTPUT_MSG_LINES       512
-/* A kept line (logs, tails) keeps at most its first this many bytes. */
-#define SMT_OUTPUT_KEEP_LINE_MAX   2048
-#define SMT_OUTPUT_FIRST_ERROR_MAX 512
-#define SMT_OUTPUT_MAX_RANK        65535
+#include "format.h"
+#include "outbox.h"
+#include "ranks.h"
+#include "ring.h"
 
-/* Ends the first piece of a line cut because of SMT_OUTPUT_HOLD_CAP. */
-#define SMT_OUTPUT_SPLIT_MARK " [smtd: line split]"
-
-enum smt_output_format { SMT_OUTPUT_TEXT = 0, SMT_OUTPUT_JSON };
-
-enum smt_output_stream { SMT_OUTPUT_STDOUT = 0, SMT_OUTPUT_STDERR = 1 };
-
-/* Where fed bytes come from. */
-enum smt_output_source {
-	SMT_SRC_MPIRUN_STDOUT = 0, /* mpirun --xml's stdout: the dialect */
-	SMT_SRC_MPIRUN_STDERR,     /* mpirun's stderr: its own plain text */
-	SMT_SRC_CHILD_STDOUT,      /* standalone program: rank 0 stdout */
-	SMT_SRC_CHILD_STDERR,      /* standalone program: rank 0 stderr */
-	SMT_SRC_COUNT
-};
-
-struct smt_output_config {
-	int out_fd;                    /* rank lines; usually 1 */
-	int msg_fd;                    /* mpirun's messages; usually 2; -1: keep only */
-	enum smt_output_format format;
-	const char *current_host;      /* copied; rank 0's host in standalone */
-};
-
-struct smt_output_stats {
-	uint64_t lines;          /* rank lines forwarded (a cut line counts per piece) */
-	uint64_t bytes;          /* their bytes, without tags and newlines */
-	uint64_t mpirun_lines;   /* lines of mpirun's own */
-	uint64_t split_lines;    /* lines cut by SMT_OUTPUT_HOLD_CAP */
-	uint64_t dropped_bytes;  /* not written after a write error */
-	int write_error;         /* the first write error (negative errno) or 0 */
-};
+/* Kept lines of all ranks (GET /v1/logs). */
+#define SMT_OUTPUT_LOG_LINES 10000
+#define SMT_OUTPUT_LOG_BYTES (1024 * 1024)
+/* The launched command's own last lines, for the failure report. */
+#define SMT_OUTPUT_MSG_LINES 512
+#define SMT_OUTPUT_MSG_BYTES (64 * 1024)
+/* Soft caps of the queues: stdout, the outbox, one rank log file. */
+#define SMT_OUTPUT_STDOUT_CAP (256 * 1024)
+#define SMT_OUTPUT_OUTBOX_CAP (1024 * 1024)
+#define SMT_OUTPUT_RANKLOG_CAP (256 * 1024)
 
 struct smt_output;
 
-/* Returns 0 or -ENOMEM / -EINVAL. */
+struct smt_output_config {
+	uv_loop_t *loop;
+	enum smt_format format;
+	int to_outbox;              /* a worker: records go to the outbox */
+	int out_fd;                 /* stdout */
+	int msg_fd;                 /* the command's messages; -1: keep only */
+	const char *msg_name;       /* "mpirun", "torchrun" */
+	const char *current_host;
+	struct smt_ranks *ranks;    /* borrowed */
+	const char *rank_log_dir;   /* NULL: none */
+	const regex_t *progress;    /* NULL: every line is progress */
+	/* The outbox has new bytes (wake a held fetch). */
+	void (*outbox_news)(void *arg);
+	/* A local rank's streams have both ended (RANK -1: the command's). */
+	void (*streams_ended)(void *arg, int rank);
+	void *arg;
+};
+
+struct smt_output_stats {
+	uint64_t lines;         /* rank lines taken (a line in pieces counts once) */
+	uint64_t bytes;         /* their bytes */
+	uint64_t msg_lines;     /* lines of the command's own */
+	uint64_t stdout_written, stdout_dropped;
+	int stdout_error;
+};
+
 int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out);
-void smt_output_free(struct smt_output *o);
 
-/* LEN bytes read from SRC.  Complete lines are written before it returns.
- * Returns 0, or the first write error (negative errno) once. */
-int smt_output_feed(struct smt_output *o, enum smt_output_source src,
-		    const void *buf, size_t len);
+/* Read OUT_FD and ERR_FD (taken over; -1 for none) as local rank RANK's
+ * stdout and stderr.  Returns 0 or -errno (the descriptors are closed). */
+int smt_output_add_rank(struct smt_output *o, int rank, int out_fd, int err_fd);
 
-/* SRC has ended: unfinished lines from it are written with a '\n'.  For
- * SMT_SRC_MPIRUN_STDOUT that is every rank's.  Same return as feed. */
-int smt_output_eof(struct smt_output *o, enum smt_output_source src);
+/* Read the launched command's stdout and stderr as its own messages. */
+int smt_output_add_command(struct smt_output *o, int out_fd, int err_fd);
+
+/*
+ * The leader: a worker's batch (BODY of LEN bytes from HOST, taken over and
+ * freed).  DONE(ARG, rc) runs from the loop once every record in it was
+ * taken (rc 0), or when the batch is not valid (rc -EINVAL: what came
+ * before the bad record was taken).  *FINAL, when not NULL, receives the
+ * worker's end-of-output object (a new reference) if the batch holds it.
+ */
+typedef void (*smt_output_batch_cb)(void *arg, int rc, json_t *final);
+int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
+		      smt_output_batch_cb done, void *arg);
+/* Drop the batches given with DONE and ARG still waiting, without calling
+ * DONE (DONE NULL: every batch). */
+void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg);
+
+/* Local streams not yet at their end. */
+int smt_output_open_streams(const struct smt_output *o);
+/* Stop waiting for the end of the local streams: read no more, take what
+ * was read (their writers are gone or outside the job). */
+void smt_output_close_streams(struct smt_output *o);
+
+/* A worker: the outbox, and its end once the local job is over. */
+struct smt_outbox *smt_output_outbox(struct smt_output *o);
+int smt_output_end(struct smt_output *o, json_t *final);
+
+/* CB(ARG) once stdout has written everything queued (at once when empty). */
+void smt_output_flush(struct smt_output *o, void (*cb)(void *), void *arg);
 
 void smt_output_stats(const struct smt_output *o, struct smt_output_stats *st);
+const struct smt_ring *smt_output_msgs(const struct smt_output *o);
 
-/* The rank table, from mpirun's map and MPIR proctable. */
-int smt_output_rank_count(const struct smt_output *o);   /* highest rank + 1 */
-const char *smt_output_rank_host(const struct smt_output *o, int rank); /* or NULL */
-int smt_output_rank_pid(const struct smt_output *o, int rank);          /* or 0 */
-/* [{"rank":R,"host":H,"pid":P}, ...] for ranks the map or output named
- * (host null / pid omitted when unknown).  NULL on ENOMEM. */
-json_t *smt_output_ranks_json(const struct smt_output *o);
-
-/* Visit kept lines, oldest first.  LINE (LEN bytes) is valid only during the
- * call; TRUNCATED says it kept only the line's first
- * SMT_OUTPUT_KEEP_LINE_MAX bytes.  A nonzero return from CB stops the walk
- * and is returned. */
-typedef int (*smt_output_line_cb)(void *arg, const char *line, size_t len,
-				  int truncated);
-/* RANK's last stderr lines (SMT_OUTPUT_RANK_TAIL_*). */
-int smt_output_rank_tail(const struct smt_output *o, int rank,
-			 smt_output_line_cb cb, void *arg);
-/* mpirun's own last lines (SMT_OUTPUT_MSG_*), all its sources in arrival order. */
-int smt_output_mpirun_lines(const struct smt_output *o,
-			    smt_output_line_cb cb, void *arg);
-/* The first line of RANK's stderr that smt_report_error_score() ranks as an
- * error (at most SMT_OUTPUT_FIRST_ERROR_MAX bytes), or NULL. */
-const char *smt_output_rank_first_error(const struct smt_output *o, int rank,
-					size_t *len);
-
-/* The last TAIL lines of all ranks (of RANK only when RANK >= 0), oldest
- * first, from the log ring (SMT_OUTPUT_LOG_*).  JSON: an array of the
- * objects of JSON mode ("truncated":true on a kept head); text: tagged
- * lines, malloc'ed into *TEXT (*LEN bytes, NUL-terminated).  NULL / -ENOMEM
- * on allocation failure. */
+/* The last TAIL kept lines (of RANK only when RANK >= 0), oldest first, as
+ * /v1/logs gives them: JSON objects, or tagged text. */
 json_t *smt_output_logs_json(const struct smt_output *o, size_t tail, int rank);
-int smt_output_logs_text(const struct smt_output *o, size_t tail, int rank,
-			 char **text, size_t *len);
+int smt_output_logs_text(const struct smt_output *o, size_t tail, int rank, char **text,
+			 size_t *len);
+
+/* Close every handle; CB(ARG) once they are all closed. */
+void smt_output_close(struct smt_output *o, void (*cb)(void *), void *arg);
+void smt_output_free(struct smt_output *o);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,18 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
-#define MAX_BODY (1024 * 1024)
+#define MAX_BODY (2 * 1024 * 1024)
 
-enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT };
+enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT, REQ_LINES, REQ_END };
+
+/* Requests in flight per worker at most: probe or watch, launch, lines,
+ * end, result. */
+#define INFLIGHT 8
+/* The most bytes of output the leader holds per worker between fetches:
+ * a share of this, between the two bounds below. */
+#define LINES_BUDGET (8 * 1024 * 1024)
+#define LINES_MAX_MIN (128 * 1024)
+#define LINES_MAX_MAX (1024 * 1024)
 
 struct peer;
 
@@ -54,7 +64,14 @@ struct peer {
 	json_int_t generation;
 	uv_timer_t retry;
 	uv_timer_t lost_timer;
-	struct req *inflight[4];
+	struct req *inflight[INFLIGHT];
+	/* The worker's output: fetched up to LINES_FROM. */
+	uint64_t lines_from;
+	int lines_busy;      /* a fetch or its batch is on its way */
+	int lines_eof;       /* its end of output arrived */
+	int lines_acked;     /* ... and was acknowledged */
+	unsigned lines_attempt;
+	uv_timer_t lines_retry;
 };
 
 struct smt_peers {
@@ -271,7 +288,7 @@ static void req_free(struct req *r)
 {
 	if (r == NULL)
 		return;
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < INFLIGHT; i++)
 		if (r->p->inflight[i] == r)
 			r->p->inflight[i] = NULL;
 	curl_easy_cleanup(r->easy);
@@ -324,7 +341,7 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->post);
 	}
 	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < INFLIGHT; i++) {
 		if (p->inflight[i] == NULL) {
 			p->inflight[i] = r;
 			break;
@@ -522,6 +539,110 @@ static void send_result(struct peer *p)
 		result_settled(p);
 }
 
+/* ---- the workers' output ---- */
+
+static void send_lines(struct peer *p);
+
+static size_t lines_max(const struct smt_peers *ps)
+{
+	size_t m = ps->n ? LINES_BUDGET / ps->n : LINES_MAX_MAX;
+
+	return m < LINES_MAX_MIN ? LINES_MAX_MIN : m > LINES_MAX_MAX ? LINES_MAX_MAX : m;
+}
+
+static void on_lines_retry(uv_timer_t *t)
+{
+	struct peer *p = t->data;
+
+	if (!p->ps->closing && !p->lost)
+		send_lines(p);
+}
+
+static void lines_retry_later(struct peer *p)
+{
+	uint64_t ms = BACKOFF_MIN_MS;
+
+	for (unsigned i = 0; i < p->lines_attempt && ms < BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	p->lines_attempt++;
+	uv_timer_start(&p->lines_retry, on_lines_retry, ms > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : ms, 0);
+}
+
+static void send_lines(struct peer *p)
+{
+	struct smt_peers *ps = p->ps;
+	char path[160];
+	long wait_ms = (long)(ps->cfg.watch_timeout * 1000);
+
+	if (p->lines_busy || p->lines_acked || p->lost || ps->closing)
+		return;
+	/* After the end of output, one more fetch from past it says it
+	 * arrived; the worker then needs to keep nothing. */
+	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld", SMT_PATH_LINES, SMT_Q_FROM,
+		 p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps), SMT_Q_WAIT,
+		 p->lines_eof ? 0L : wait_ms);
+	if (req_send(p, REQ_LINES, path, NULL, wait_ms * 2 + 5000, 0) < 0) {
+		lines_retry_later(p);
+		return;
+	}
+	p->lines_busy = 1;
+}
+
+/* A batch of output was taken by the merger (or refused as corrupt). */
+static void on_batch_done(void *arg, int rc, json_t *final)
+{
+	struct peer *p = arg;
+	struct smt_peers *ps = p->ps;
+
+	p->lines_busy = 0;
+	if (ps->closing || p->lost)
+		return;
+	if (rc < 0) {
+		/* Its offset did not move: fetch the same bytes again. */
+		lines_retry_later(p);
+		return;
+	}
+	if (final && !p->lines_eof) {
+		p->lines_eof = 1;
+		if (ps->ops->final)
+			ps->ops->final(ps->ctx, p->index, final);
+	}
+	send_lines(p);
+}
+
+static void lines_answer(struct peer *p, struct req *r)
+{
+	struct smt_peers *ps = p->ps;
+	char *body = r->body;
+	size_t len = r->len;
+
+	r->body = NULL;
+	if (p->lines_eof) {
+		/* The acknowledgement of the end went through. */
+		free(body);
+		p->lines_busy = 0;
+		p->lines_acked = 1;
+		if (ps->ops->acked)
+			ps->ops->acked(ps->ctx, p->index);
+		return;
+	}
+	p->lines_from += len;
+	p->lines_attempt = 0;
+	if (len == 0) {
+		free(body);
+		p->lines_busy = 0;
+		send_lines(p);
+		return;
+	}
+	/* The batch is the merger's now; the next fetch waits until it was
+	 * taken, which is the back-pressure from the leader's stdout. */
+	if (ps->ops->batch(ps->ctx, p->index, p->host, body, len, on_batch_done, p) < 0) {
+		p->lines_from -= len;
+		p->lines_busy = 0;
+		lines_retry_later(p);
+	}
+}
+
 static void on_done(void *arg, CURL *easy, CURLcode result)
 {
 	struct req *r = arg;
@@ -547,6 +668,18 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 		}
 	}
 	enum req_kind kind = r->kind;
+	if (kind == REQ_LINES && !ps->closing && !p->lost) {
+		if (why[0]) {
+			p->lines_busy = 0;
+			channel_failed(p, why);
+			lines_retry_later(p);
+		} else {
+			channel_ok(p);
+			lines_answer(p, r);
+		}
+		req_free(r);
+		return;
+	}
 	req_free(r);
 	if (ps->closing || (p->lost && kind != REQ_RESULT) || (p->mismatch && kind == REQ_PROBE)) {
 		json_decref(st);
@@ -565,6 +698,12 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	case REQ_LAUNCH:
 		if (why[0])
 			smt_warn("telling %s about the launch failed: %s", p->host, why);
+		break;
+	case REQ_END:
+		if (why[0])
+			smt_warn("telling %s to end the job failed: %s", p->host, why);
+		break;
+	case REQ_LINES:
 		break;
 	case REQ_WATCH:
 		if (ps->sending_result)
@@ -684,8 +823,9 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		snprintf(p->url, sizeof(p->url), "http://worker-%zu", i + 1);
 		uv_timer_init(loop, &p->retry);
 		uv_timer_init(loop, &p->lost_timer);
-		p->retry.data = p->lost_timer.data = p;
-		ps->handles_open += 2;
+		uv_timer_init(loop, &p->lines_retry);
+		p->retry.data = p->lost_timer.data = p->lines_retry.data = p;
+		ps->handles_open += 3;
 	}
 	*out = ps;
 	if (ps->n == 0) {
@@ -706,6 +846,7 @@ void smt_peers_launched(struct smt_peers *ps)
 			continue;
 		heard(p);
 		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000, 0);
+		send_lines(p);
 		/*
 		 * The long poll gets a connection of its own, so that the
 		 * launch's stays open and idle for the result: at the job's
@@ -714,6 +855,37 @@ void smt_peers_launched(struct smt_peers *ps)
 		 */
 		send_watch_fresh(p, 1);
 	}
+}
+
+void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double grace)
+{
+	const char *name = smt_signal_name(signo);
+	json_t *msg = json_pack("{s:s, s:s, s:f}", SMT_F_MODE, mode, SMT_F_SIGNAL,
+				name ? name : "TERM", SMT_F_GRACE, grace);
+	char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+
+	json_decref(msg);
+	if (!text)
+		return;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		if (p->lost || p->mismatch || !p->ready)
+			continue;
+		req_send(p, REQ_END, SMT_PATH_END, text, 10000, 0);
+	}
+	free(text);
+}
+
+int smt_peers_output_done(const struct smt_peers *ps, size_t i)
+{
+	const struct peer *p = &ps->peers[i];
+
+	return p->lines_eof || p->lost || p->mismatch || !ps->launched;
+}
+
+int smt_peers_lost(const struct smt_peers *ps, size_t i)
+{
+	return ps->peers[i].lost;
 }
 
 void smt_peers_send_result(struct smt_peers *ps, json_t *result)
@@ -782,7 +954,7 @@ void smt_peers_close(struct smt_peers *ps)
 	ps->closing = 1;
 	for (size_t i = 0; i < ps->n; i++) {
 		struct peer *p = &ps->peers[i];
-		for (size_t k = 0; k < 4; k++) {
+		for (size_t k = 0; k < INFLIGHT; k++) {
 			if (p->inflight[k]) {
 				smt_curluv_cancel(ps->cu, p->inflight[k]->easy);
 				req_free(p->inflight[k]);
@@ -790,7 +962,8 @@ void smt_peers_close(struct smt_peers *ps)
 		}
 		uv_close((uv_handle_t *)&p->retry, handle_closed);
 		uv_close((uv_handle_t *)&p->lost_timer, handle_closed);
-		p->retry.data = p->lost_timer.data = ps;
+		uv_close((uv_handle_t *)&p->lines_retry, handle_closed);
+		p->retry.data = p->lost_timer.data = p->lines_retry.data = ps;
 	}
 	smt_curluv_close(ps->cu);
 	uv_close((uv_handle_t *)&ps->listener, handle_closed);

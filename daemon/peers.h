@@ -2,11 +2,13 @@
  * peers.h - the leader's channels to its workers (SPEC §10).
  *
  * For every worker the leader runs `ssh -o BatchMode=yes HOST smtctl
- * dial-stdio`, with ssh's stdin and stdout on one end of a socketpair whose
- * other end libcurl uses as an already-connected socket; the worker's own
- * HTTP API is then spoken over it (curluv.h drives every transfer from the
- * loop; no thread per host).  Each worker gets a distinct URL port so that
- * curl's connection cache never lends one worker's channel to another.
+ * dial-stdio`, and speaks the worker's own HTTP API through it: curl
+ * connects to a Unix socket of the leader, and each connection accepted
+ * there becomes one ssh's stdin and stdout (docs/ARCHITECTURE.md, "The
+ * channels between hosts"); curluv.h drives every transfer from the loop,
+ * no thread per host.  Each worker has a host name of its own in the URL,
+ * so that curl's connection cache never lends one worker's channel to
+ * another.
  *
  * Readiness: all workers are probed at once (GET /v1/status); a probe that
  * fails is retried after 50 ms, doubling to at most 1 s.  A worker is ready
@@ -19,6 +21,13 @@
  * heartbeat of the channel both ways.  When a channel fails it is re-opened
  * with the same back-off; a worker not heard from for the peer timeout is
  * lost.  At the end the result is POSTed to every worker.
+ *
+ * Output: after the launch the leader fetches each worker's rank output
+ * (GET /v1/lines?from=N, held by the worker until it has some) and hands
+ * every batch to ops->batch; the next fetch goes out once that batch was
+ * taken, so a slow stdout on the leader slows the workers' ranks down.
+ * The worker's end of output comes in its last batch (ops->final); the
+ * leader then acknowledges it with one more fetch (ops->acked).
  */
 #ifndef SMT_PEERS_H
 #define SMT_PEERS_H
@@ -42,6 +51,14 @@ struct smt_peers_ops {
 	void (*news)(void *ctx, size_t i, json_t *status);
 	/* Every worker answered the result, or could not be reached. */
 	void (*results_delivered)(void *ctx);
+	/* A batch of worker I's output (BODY, LEN bytes, from HOST, taken
+	 * over): DONE(ARG, rc, final) once it was taken.  0 or -errno. */
+	int (*batch)(void *ctx, size_t i, const char *host, char *body, size_t len,
+		     void (*done)(void *arg, int rc, json_t *final), void *arg);
+	/* Worker I's end of output: the final state of its job (borrowed). */
+	void (*final)(void *ctx, size_t i, json_t *final);
+	/* Worker I knows its end of output arrived. */
+	void (*acked)(void *ctx, size_t i);
 };
 
 struct smt_peers_config {
@@ -71,6 +88,16 @@ void smt_peers_launched(struct smt_peers *ps);
 
 /* POST RESULT (borrowed) to every worker that is not lost. */
 void smt_peers_send_result(struct smt_peers *ps, json_t *result);
+
+/* Tell every worker reached to end its part (POST /v1/end): MODE "stop"
+ * (a stop with GRACE seconds), "end" (the job failed: SIGNO, SIGKILL after
+ * GRACE) or "signal" (pass SIGNO on, the job goes on). */
+void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double grace);
+
+/* Worker I's output is complete (its end arrived), or will never come
+ * (lost, another job, no launch). */
+int smt_peers_output_done(const struct smt_peers *ps, size_t i);
+int smt_peers_lost(const struct smt_peers *ps, size_t i);
 
 size_t smt_peers_count(const struct smt_peers *ps);
 const char *smt_peers_host(const struct smt_peers *ps, size_t i);

@@ -451,7 +451,18 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		       sizeof(site_btl) - 1);
 		return -EINVAL;
 	}
+	char *launcher[6];
+	int nl = 0;
+	launcher[nl++] = (char *)o->smtctl_path;
+	if (strcmp(o->socket_path, SMT_SOCKET_DEFAULT) != 0) {
+		launcher[nl++] = "--socket";
+		launcher[nl++] = (char *)o->socket_path;
+	}
+	launcher[nl++] = "rank";
+	launcher[nl++] = "--";
+	launcher[nl] = NULL;
 	struct smt_mpiargv_in in = {
+		.launcher = launcher,
 		.mpirun = o->mpirun_path,
 		.hosts = p->dist_hosts,
 		.processes_per_host = p->ppn,
@@ -575,6 +586,10 @@ void smt_plan_free(struct smt_plan *p)
 
 const struct smt_options *smt_plan_options(const struct smt_plan *p) { return &p->opts; }
 enum smt_role smt_plan_role(const struct smt_plan *p) { return p->role; }
+enum smt_launch smt_plan_launch(const struct smt_plan *p)
+{
+	return p->opts.mpi_enabled ? SMT_LAUNCH_MPI : SMT_LAUNCH_STANDALONE;
+}
 const char *smt_plan_root(const struct smt_plan *p) { return p->opts.root; }
 const char *smt_plan_current_host(const struct smt_plan *p) { return p ? p->cfg->current_host : NULL; }
 const char *smt_plan_leader(const struct smt_plan *p)

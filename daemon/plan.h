@@ -21,6 +21,14 @@
 
 struct smt_plan;
 
+/* How the job is launched (SPEC §4). */
+enum smt_launch {
+	SMT_LAUNCH_STANDALONE = 0,
+	SMT_LAUNCH_MPI,
+	SMT_LAUNCH_SMDDP,
+	SMT_LAUNCH_TORCHRUN,
+};
+
 int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan **out,
 		   char *err, size_t errlen);
 void smt_plan_free(struct smt_plan *plan);
@@ -29,6 +37,7 @@ void smt_plan_free(struct smt_plan *plan);
 const struct smt_options *smt_plan_options(const struct smt_plan *plan);
 
 enum smt_role smt_plan_role(const struct smt_plan *plan);
+enum smt_launch smt_plan_launch(const struct smt_plan *plan);
 const char *smt_plan_root(const struct smt_plan *plan);        /* "/opt/ml" */
 const char *smt_plan_current_host(const struct smt_plan *plan);
 const char *smt_plan_leader(const struct smt_plan *plan);      /* first distribution host */

@@ -1,54 +1,36 @@
 /*
- * report.h - the failure summary of SPEC §7.
+ * report.h - the failure file's words: every kind of failure, and from
+ * what smtd knows at the end, the one line that says which (SPEC §7).
  *
- * Given what the supervisor knows about the end of the job (struct
- * smt_report_input) and what output.c kept (mpirun's own messages, each
- * rank's last stderr lines and first error line, the rank table), build the
- * text of ROOT/output/failure:
+ * SageMaker shows the first 1024 bytes of ROOT/output/failure, so those
+ * carry the answer.  Line 1 names the kind, the first failing rank and its
+ * host, its exit code or signal, and the first error line of its output:
  *
- *   line 1: KIND: who failed, where, how, and the first error line, e.g.
- *     RankFailed: rank 1 on algo-2 exited with code 1: ValueError: shapes do not match
- *     RankKilled: rank 1 on algo-2 was killed by SIGKILL
- *   (with no error-like line, a rank that exited with a code is quoted by
- *   its last stderr line)
- *   then the failing rank's last stderr lines, as many whole lines as fit
- *   in the first SMT_REPORT_SHOWN bytes (the last ones; a single line too
- *   long for the room left is cut).
+ *   RankFailed: rank 3 on algo-2 exited with code 1: ValueError: bad shape
  *
- * Kinds, first match wins:
- *   Stopped            smtd received a signal and stopped the job
- *   OutOfMemory        the supervisor saw an OOM kill
- *   ProgramNotFound    exec of the program failed with ENOENT (127), or
- *                      mpirun could not launch it and it does not exist
- *   ProgramNotExecutable  EACCES/ENOEXEC/... (126), or mpirun could not
- *                      launch it and it exists
- *   RankFailed         a rank exited with a nonzero code / called MPI_Abort
- *                      / exited without MPI_Finalize
- *   RankKilled         a rank was killed by a signal
- *   DaemonLost         mpirun lost the Open MPI daemon (orted) of a host
- *   LaunchFailed       mpirun could not start the job (slots, daemons, ...)
- *   MpirunKilled       mpirun itself was killed by a signal
- *   JobFailed          anything else: the exit code, and the first error
- *                      line of any rank when one is known.
+ * then that rank's last error lines (or the launched command's own last
+ * messages).  The rank comes from the rank table (what each rank's
+ * launcher reported, on every host); mpirun's messages (mpimsg.h) fill in
+ * what only mpirun knows.  The summary is one line of at most
+ * SMT_REPORT_SUMMARY_MAX bytes of valid UTF-8; the mpirun command line
+ * never appears.  Pure logic except smt_report_probe_program.
  *
- * The summary is one line of at most SMT_REPORT_SUMMARY_MAX bytes, valid
- * UTF-8 when its parts are (a cut never splits a UTF-8 sequence; control
- * bytes become spaces).  The report never contains the mpirun command line:
- * nothing here ever sees it.  Pure logic except smt_report_probe_program
- * (and the probe it makes for a launch failure on this host).
+ * Every kind smtd writes is in smt_failure_kinds[] with the exit code it
+ * goes with; smtd(8) lists the same (a test compares them).
  */
 #ifndef SMT_REPORT_H
 #define SMT_REPORT_H
 
 #include <stddef.h>
 
-#include "output.h"
+#include "errline.h"
+#include "ranks.h"
+#include "ring.h"
 
 /* SageMaker shows the first 1024 bytes of the failure file. */
 #define SMT_REPORT_SHOWN 1024
 #define SMT_REPORT_SUMMARY_MAX 1000
-/* How much of the first error line the summary quotes. */
-#define SMT_REPORT_ERROR_LINE_MAX 400
+#define SMT_REPORT_ERROR_LINE_MAX SMT_ERRLINE_MAX
 
 enum smt_failure_kind {
 	SMT_FAIL_NONE = 0,
@@ -62,19 +44,53 @@ enum smt_failure_kind {
 	SMT_FAIL_MPIRUN_KILLED,
 	SMT_FAIL_JOB_FAILED,
 	SMT_FAIL_DAEMON_LOST,
+	SMT_FAIL_STALLED,
+	SMT_FAIL_CONFIG,
+	SMT_FAIL_SSHD,
+	SMT_FAIL_PEERS_NOT_READY,
+	SMT_FAIL_LEADER_NOT_READY,
+	SMT_FAIL_LOST_HOST,
+	SMT_FAIL_LOST_LEADER,
+	SMT_FAIL_INTERNAL,
+	SMT_FAIL_COUNT
 };
 
-/* What the supervisor knows when the job has ended. */
+/* One kind: its name (the first word of the failure file), smtd's exit
+ * code with it (-1: 128 + the signal), and what it means (smtd(8)). */
+struct smt_failure_kind_info {
+	const char *name;
+	int exit_code;
+	const char *meaning;
+};
+extern const struct smt_failure_kind_info smt_failure_kinds[SMT_FAIL_COUNT];
+
+/* "RankFailed", ...; NULL for SMT_FAIL_NONE or out of range. */
+const char *smt_failure_kind_name(enum smt_failure_kind kind);
+/* The exit code that goes with KIND (STOPPED: 128 + SIGNO). */
+int smt_failure_exit_code(enum smt_failure_kind kind, int signo);
+
+/*
+ * "KIND: " and the printf-formatted rest, as one clean line (control bytes
+ * become spaces), ending in a newline, into a malloc'ed string; NULL when
+ * out of memory.  The one way smtd words a failure it found itself.
+ */
+char *smt_failure_text(enum smt_failure_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* What the supervisor knows when the job has ended on this host. */
 struct smt_report_input {
 	const char *current_host;
-	int mpi;              /* the job ran under mpirun (else standalone rank 0) */
-	int exit_code;        /* mpirun's / the program's exit code, -1 if signalled */
-	int term_signal;      /* the signal that killed mpirun / the program, or 0 */
-	int stop_signal;      /* the signal smtd received and forwarded, or 0 */
-	int oom_kill;         /* the OOM killer killed a process of the job */
-	int exec_errno;       /* exec of the program failed with this errno, or 0 */
-	const char *program;  /* the rank's program (argv[0]), for messages; may be NULL */
-	const char *workdir;  /* where the rank runs, to probe PROGRAM; may be NULL */
+	const char *command;   /* "mpirun", "torchrun"; NULL: the program itself */
+	int exit_code;         /* the command's exit code, -1 if signalled or unknown */
+	int term_signal;       /* the signal that killed it, or 0 */
+	int stop_signal;       /* the signal smtd received and passed on, or 0 */
+	int oom_kill;          /* the OOM killer killed a process of the job */
+	int exec_errno;        /* the command could not be executed, or 0 */
+	const char *program;   /* the rank's program (argv[0]), may be NULL */
+	const char *workdir;   /* where the rank runs, to probe PROGRAM; may be NULL */
+	const struct smt_ring *msgs;    /* the command's own messages; may be NULL */
+	const struct smt_ranks *ranks;  /* the rank table; may be NULL */
+	int local_only;        /* only this host's ranks may be named */
 };
 
 /* What was found; strings point into the struct. */
@@ -88,31 +104,13 @@ struct smt_report {
 	char summary[SMT_REPORT_SUMMARY_MAX + 1];       /* line 1, no newline */
 };
 
-/* "RankFailed", ...; NULL for SMT_FAIL_NONE or out of range. */
-const char *smt_failure_kind_name(enum smt_failure_kind kind);
-
-/* Analyse IN and OUT (may be NULL: nothing was kept) into *R. */
-void smt_report_analyse(const struct smt_output *out,
-			const struct smt_report_input *in, struct smt_report *r);
+void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r);
 
 /* The full failure text (summary line, then the rank's last error lines),
  * malloc'ed, NUL-terminated, *LEN bytes.  R from smt_report_analyse; when R
  * is NULL it is computed.  Returns 0 or -ENOMEM. */
-int smt_report_build(const struct smt_output *out,
-		     const struct smt_report_input *in,
-		     const struct smt_report *r, char **text, size_t *len);
-
-/*
- * How strongly LINE (LEN bytes, no newline) looks like the first line of an
- * error: 0 not at all, 1 maybe ("error" in it), 2 surely (a Python
- * exception line "ValueError: ...", "terminate called ...", "Segmentation
- * fault", MPI_ABORT, CUDA/NCCL errors, out of memory, ...).
- */
-int smt_report_error_score(const char *line, size_t len);
-
-/* The length of the valid UTF-8 sequence at P (N > 0 bytes left), or 0
- * when it is not one (overlong, surrogate, cut short or above U+10FFFF). */
-size_t smt_report_utf8_len(const unsigned char *p, size_t n);
+int smt_report_build(const struct smt_report_input *in, const struct smt_report *r,
+		     char **text, size_t *len);
 
 /* Whether PROGRAM can be executed, as execvp would find it from WORKDIR
  * (NULL: the current directory) with PATH (NULL: getenv("PATH")): 0, or

@@ -32,6 +32,10 @@ child_exec(const struct smt_spawn_opts *o, int errfd, const sigset_t *oldmask)
 	(void)oldmask;
 
 	setsid();
+	/* Into the job cgroup before anything of the job runs, so that all it
+	 * forks is there too. */
+	if (o->cgroup_fd > 0 && write(o->cgroup_fd, "0\n", 2) < 0)
+		goto fail;
 	if (o->stdin_fd >= 0) {
 		if (dup2(o->stdin_fd, 0) < 0)
 			goto fail;

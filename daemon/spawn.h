@@ -22,6 +22,8 @@ struct smt_spawn_opts {
 	int stdin_fd;        /* -1: /dev/null */
 	int stdout_fd;       /* -1: the daemon's stdout */
 	int stderr_fd;       /* -1: the daemon's stderr */
+	int cgroup_fd;       /* a cgroup.procs the child joins before exec; -1: none
+				(0 in a zero-initialised struct also means none) */
 };
 
 /*

@@ -22,18 +22,7 @@ static json_t *host_list(struct smt_daemon *d)
 
 	for (size_t i = 0; i < n; i++) {
 		const char *h = smt_plan_host(d->plan, i);
-		int ready;
-		if (strcmp(h, smt_plan_current_host(d->plan)) == 0)
-			ready = d->state != SMT_STATE_STARTING;
-		else if (d->peers) {
-			ready = 0;
-			for (size_t k = 0; k < smt_peers_count(d->peers); k++)
-				if (strcmp(smt_peers_host(d->peers, k), h) == 0)
-					ready = smt_peers_ready(d->peers, k);
-		} else if (d->role == SMT_ROLE_WORKER && strcmp(h, smt_plan_leader(d->plan)) == 0)
-			ready = d->leader_seen;
-		else
-			ready = 0;
+		int ready = d->role->host_ready ? d->role->host_ready(d, h) : 0;
 		json_array_append_new(hosts, json_pack("{s:s, s:b}", SMT_F_HOST, h, SMT_F_READY, ready));
 	}
 	return hosts;
@@ -42,20 +31,26 @@ static json_t *host_list(struct smt_daemon *d)
 static json_t *job_object(struct smt_daemon *d)
 {
 	json_t *job = json_object();
-	pid_t pid = d->job ? smt_job_pid(d->job) : d->orted_pid > 0 ? d->orted_pid : -1;
+	struct smt_hostjob_status st = { 0 };
+	pid_t pid = d->job ? smt_hostjob_pid(d->job) : -1;
+	double start = d->job ? smt_hostjob_start_time(d->job) : 0;
+	/* The leader shows every rank of the job, a worker its own. */
+	int local_only = d->role_kind == SMT_ROLE_WORKER;
+	json_t *ranks = NULL;
 
+	if (d->job) {
+		smt_hostjob_status(d->job, &st);
+		smt_hostjob_sample_cpu(d->job);
+		ranks = smt_ranks_json(smt_hostjob_ranks(d->job), local_only, smt_daemon_now());
+	}
 	json_object_set_new(job, SMT_F_PID, pid > 0 ? json_integer(pid) : json_null());
-	json_object_set_new(job, SMT_F_START_TIME,
-			    d->launch_time > 0 ? json_real(d->launch_time) : json_null());
-	json_t *ranks = d->output ? smt_output_ranks_json(d->output) : NULL;
+	json_object_set_new(job, SMT_F_START_TIME, start > 0 ? json_real(start) : json_null());
 	json_object_set_new(job, SMT_F_RANKS, ranks ? ranks : json_array());
-	if (d->job_ended && d->job_status.exited)
-		json_object_set_new(job, SMT_F_EXIT_CODE, json_integer(d->job_status.code));
-	else
-		json_object_set_new(job, SMT_F_EXIT_CODE, json_null());
-	if (d->job_ended && !d->job_status.exited && d->job_status.signo) {
-		const char *name = smt_signal_name(d->job_status.signo);
-		json_object_set_new(job, SMT_F_SIGNAL, name ? json_string(name) : json_integer(d->job_status.signo));
+	json_object_set_new(job, SMT_F_EXIT_CODE, st.exited && !st.exec_errno ? json_integer(st.code)
+								     : json_null());
+	if (st.launched && !st.exited && st.signo) {
+		const char *name = smt_signal_name(st.signo);
+		json_object_set_new(job, SMT_F_SIGNAL, name ? json_string(name) : json_integer(st.signo));
 	} else {
 		json_object_set_new(job, SMT_F_SIGNAL, json_null());
 	}
@@ -67,26 +62,26 @@ static json_t *status(void *ctx)
 	struct smt_daemon *d = ctx;
 	json_t *st = json_object();
 
-	json_object_set_new(st, SMT_F_ROLE, json_string(smt_role_name(d->role)));
+	json_object_set_new(st, SMT_F_ROLE, json_string(smt_role_name(d->role_kind)));
 	json_object_set_new(st, SMT_F_STATE, json_string(smt_state_name(d->state)));
 	json_object_set_new(st, SMT_F_CURRENT_HOST, json_string(smt_plan_current_host(d->plan)));
 	json_object_set_new(st, SMT_F_LEADER, json_string(smt_plan_leader(d->plan)));
 	json_object_set_new(st, SMT_F_HOSTS, host_list(d));
 	json_object_set_new(st, SMT_F_JOB, job_object(d));
 	json_object_set_new(st, SMT_F_FAILURE, d->summary ? json_string(d->summary) : json_null());
-	if (d->state == SMT_STATE_SUCCEEDED || d->state == SMT_STATE_FAILED ||
-	    d->state == SMT_STATE_STOPPED)
-		json_object_set_new(st, "exit_code", json_integer(d->exit_code));
+	if (smt_state_is_final(d->state))
+		json_object_set_new(st, SMT_F_EXIT_CODE, json_integer(d->exit_code));
 	json_object_set_new(st, SMT_F_UPTIME, json_real(smt_daemon_now() - d->start_time));
 	json_object_set_new(st, SMT_F_VERSION, json_string(PACKAGE_VERSION));
 	json_object_set_new(st, SMT_F_SSHD_RESTARTS, json_integer(smt_sshd_restarts(d->sshd)));
 	json_object_set_new(st, SMT_F_GENERATION, json_integer(d->generation));
+	if (d->role->status)
+		d->role->status(d, st);
 	return st;
 }
 
 /* Healthy while the daemon does its work, also after a job failure: only a
- * daemon that cannot supervise any more (sshd it must run is gone for good)
- * is unhealthy. */
+ * daemon that cannot supervise any more is unhealthy. */
 static int healthy(void *ctx)
 {
 	struct smt_daemon *d = ctx;
@@ -101,50 +96,73 @@ static int ready(void *ctx)
 	return d->state == SMT_STATE_RUNNING || d->state == SMT_STATE_SUCCEEDED;
 }
 
+/* smtctl kill: as if smtd had received the signal (SPEC §8). */
 static int kill_job(void *ctx, int signo)
 {
 	struct smt_daemon *d = ctx;
 
-	if (smt_state_is_final(d->state))
+	if (smt_state_is_final(d->state) || d->closing)
 		return -ESRCH;
 	smt_info("control API: kill with SIG%s", smt_signal_name(signo) ? smt_signal_name(signo) : "?");
-	if (d->role == SMT_ROLE_WORKER)
-		smt_worker_signal(d, signo);
-	else
-		smt_leader_signal(d, signo);
+	if (smt_daemon_stopping_signal(signo) && d->stop_signal == 0)
+		d->stop_signal = signo;
+	if (d->role->signal)
+		d->role->signal(d, signo);
 	return 0;
 }
 
 static json_t *logs(void *ctx, long tail, long rank)
 {
 	struct smt_daemon *d = ctx;
-	json_t *lines = d->output ? smt_output_logs_json(d->output, (size_t)tail, (int)rank)
-				  : json_array();
+	json_t *lines = d->job ? smt_output_logs_json(smt_hostjob_output(d->job), (size_t)tail,
+						      (int)rank)
+			       : json_array();
 
 	return lines ? json_pack("{s:o}", SMT_F_LINES, lines) : NULL;
+}
+
+struct metrics_walk {
+	FILE *f;
+	double now;
+	const char *what;
+};
+
+static void rank_metric(void *arg, struct smt_rank *k)
+{
+	struct metrics_walk *w = arg;
+
+	if (!strcmp(w->what, "last"))
+		fprintf(w->f, "smtd_rank_seconds_since_last_line{rank=\"%d\",host=\"%s\"} %.3f\n",
+			k->rank, k->host, k->last_line_ms ? w->now - k->last_line_ms / 1000.0 : -1.0);
+	else
+		fprintf(w->f, "smtd_rank_cpu_seconds{rank=\"%d\",host=\"%s\"} %.3f\n", k->rank,
+			k->host, k->cpu_s);
 }
 
 static char *metrics(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 	struct smt_output_stats os = { 0 };
+	struct metrics_walk w;
 	char *text = NULL;
-	size_t len = 0;
+	size_t len = 0, ready_peers = 0, npeers = 0;
 	FILE *f = open_memstream(&text, &len);
-	size_t ready_peers = smt_peers_ready_count(d->peers), npeers = smt_peers_count(d->peers);
 
 	if (f == NULL)
 		return NULL;
-	if (d->output)
-		smt_output_stats(d->output, &os);
-
+	if (d->job) {
+		smt_output_stats(smt_hostjob_output(d->job), &os);
+		smt_hostjob_sample_cpu(d->job);
+	}
+	if (d->role->peer_counts)
+		d->role->peer_counts(d, &ready_peers, &npeers);
 	fprintf(f, "# HELP smtd_state The daemon's state (1 for the current one).\n"
 		   "# TYPE smtd_state gauge\n");
 	for (int s = 0; s < SMT_STATE_COUNT; s++)
 		fprintf(f, "smtd_state{state=\"%s\"} %d\n", smt_state_name(s), d->state == (enum smt_state)s);
-	fprintf(f, "# HELP smtd_ranks Ranks of the job known from mpirun's map.\n"
+	fprintf(f, "# HELP smtd_ranks Ranks of the job this host knows of.\n"
 		   "# TYPE smtd_ranks gauge\nsmtd_ranks %d\n",
-		d->output ? smt_output_rank_count(d->output) : 0);
+		d->job ? smt_ranks_count(smt_hostjob_ranks(d->job)) : 0);
 	fprintf(f, "# HELP smtd_sshd_restarts_total Times sshd was restarted.\n"
 		   "# TYPE smtd_sshd_restarts_total counter\nsmtd_sshd_restarts_total %u\n",
 		smt_sshd_restarts(d->sshd));
@@ -158,6 +176,19 @@ static char *metrics(void *ctx)
 		   "# TYPE smtd_peers_ready gauge\nsmtd_peers_ready %zu\n", ready_peers);
 	fprintf(f, "# HELP smtd_peers Workers of the job (leader).\n"
 		   "# TYPE smtd_peers gauge\nsmtd_peers %zu\n", npeers);
+	if (d->job) {
+		w.f = f;
+		w.now = smt_daemon_now();
+		w.what = "last";
+		fprintf(f, "# HELP smtd_rank_seconds_since_last_line Seconds since the rank's last "
+			   "output line (-1: none yet).\n"
+			   "# TYPE smtd_rank_seconds_since_last_line gauge\n");
+		smt_ranks_each(smt_hostjob_ranks(d->job), rank_metric, &w);
+		w.what = "cpu";
+		fprintf(f, "# HELP smtd_rank_cpu_seconds CPU seconds the rank used (as last read "
+			   "on its host).\n# TYPE smtd_rank_cpu_seconds gauge\n");
+		smt_ranks_each(smt_hostjob_ranks(d->job), rank_metric, &w);
+	}
 	fprintf(f, "# HELP smtd_uptime_seconds Seconds since smtd started.\n"
 		   "# TYPE smtd_uptime_seconds gauge\nsmtd_uptime_seconds %.3f\n",
 		smt_daemon_now() - d->start_time);
@@ -169,9 +200,8 @@ static int post(void *ctx, const char *path, json_t *body, int peer_uid, json_t 
 {
 	struct smt_daemon *d = ctx;
 
-	(void)peer_uid;
-	if (d->role == SMT_ROLE_WORKER)
-		return smt_worker_post(d, path, body, reply);
+	if (d->role->post)
+		return d->role->post(d, path, body, peer_uid, reply);
 	return 404;
 }
 
@@ -184,8 +214,8 @@ static void leader_contact(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 
-	if (d->role == SMT_ROLE_WORKER)
-		smt_worker_contact(d);
+	if (d->role->contact)
+		d->role->contact(d);
 }
 
 const struct smt_api_ops smt_status_ops = {

@@ -2,14 +2,18 @@
  * worker.c - a worker's part of the job.
  *
  * Start sshd if needed and wait for the leader's contact (its readiness
- * probe, then POST /v1/launch).  The leader's mpirun starts orted here
- * through `smtctl exec-orted`, which announces orted's PID (POST
- * /v1/orted) and takes this host's own SM_* variables for the ranks from
- * the answer.  orted is watched until it exits; then the job's result
- * comes from the leader (POST /v1/result) and is written here with the
- * same exit code.  The leader is lost when its channel is silent for
- * longer than the watch period plus --peer-timeout: then the local part
- * of the job is ended here (on_leader_lost below).
+ * probe, then POST /v1/launch).  Under MPI the leader's mpirun starts orted
+ * here through `smtctl exec-orted`, which announces its PID (POST
+ * /v1/orted, checked: an Open MPI daemon under this host's sshd); under
+ * torchrun this host starts its own torchrun.  The ranks register with this
+ * host's smtd as on every host (hostjob.h), their output goes to the outbox
+ * the leader fetches, and when the job here is over its end goes there too.
+ * Then the job's result comes from the leader (POST /v1/result) and is
+ * written here with the same exit code.
+ *
+ * The leader is lost when its channel is silent for --peer-timeout
+ * (on_leader_lost below): the ranks here get SIGTERM and the whole grace,
+ * as on a stop, and the failure names the lost leader.
  */
 #include "config.h"
 
@@ -21,69 +25,166 @@
 #include <unistd.h>
 
 #include "daemon_int.h"
-#include "killtree.h"
 #include "log.h"
+#include "procfs.h"
+#include "strv.h"
 
 /* Without an announcement this soon after the launch, look for orted. */
 #define ORTED_SCAN_MS 5000
+/* The job here is over: the leader takes the rest of our output within
+ * this, or we end without it knowing. */
+#define ACK_TIMEOUT_MS 5000
 
-static void start_watch(struct smt_daemon *d, pid_t pid);
+struct worker {
+	int leader_seen;
+	int launched;
+	int leader_lost;
+	int job_over;
+	int acked;
+	json_t *result;          /* the leader's result, kept until the job here is over */
+	char *lost_text;
+	uv_timer_t wait_timer;   /* the leader in time */
+	uv_timer_t launch_timer; /* orted to appear */
+	uv_timer_t contact_timer; /* the leader's channel heard from */
+	uv_timer_t end_timer;    /* the leader's result / acknowledgement in time */
+};
 
-/* Signal every process of the job on this host: orted's session, and what
- * was left to us, never sshd itself.  Returns how many were signalled. */
-static int signal_job(struct smt_daemon *d, int signo)
+static struct worker *W(struct smt_daemon *d)
 {
-	return smt_killtree(NULL, d->orted_sid, smt_daemon_not_job, d, signo);
+	return d->role_state;
 }
 
-/* ---- ending ---- */
-
-static void drained(struct smt_daemon *d)
+static int torchrun(const struct smt_daemon *d)
 {
-	char *text = d->drain_failure;
+	return smt_plan_launch(d->plan) == SMT_LAUNCH_TORCHRUN;
+}
 
-	d->drain_failure = NULL;
-	d->draining = 0;
-	uv_timer_stop(&d->grace_timer);
-	signal_job(d, SIGKILL);
-	smt_daemon_finish(d, d->drain_exit_code >= 128 ? SMT_STATE_STOPPED : SMT_STATE_FAILED,
-			  d->drain_exit_code, text);
+/* ---- the end ---- */
+
+/* The leader's result, written here: its exit code, or 1 for a stop of
+ * the leader's (this host did not receive the signal); a failure that
+ * started here is named from this host's own knowledge. */
+static void finish_with_result(struct smt_daemon *d, json_t *res)
+{
+	json_int_t code = json_integer_value(json_object_get(res, SMT_F_EXIT_CODE));
+	const char *failure = json_string_value(json_object_get(res, SMT_F_FAILURE));
+	const char *leader = json_string_value(json_object_get(res, SMT_F_LEADER));
+	char *text = NULL, *own = NULL;
+	enum smt_failure_kind kind;
+	int exit_code = (int)code;
+
+	if (!leader)
+		leader = smt_plan_leader(d->plan);
+	if (exit_code >= 128)
+		exit_code = d->stop_signal ? 128 + d->stop_signal : SMT_EXIT_JOB_FAILED;
+	else if (d->stop_signal)
+		exit_code = 128 + d->stop_signal;
+	if (exit_code == 0) {
+		smt_daemon_finish(d, SMT_STATE_SUCCEEDED, SMT_EXIT_OK, NULL);
+		return;
+	}
+	if (!d->stop_signal && d->job &&
+	    smt_ranks_first_failure(smt_hostjob_ranks(d->job), 1)) {
+		own = smt_daemon_report(d, 1, &kind);
+		(void)kind;
+	}
+	if (!failure)
+		failure = "JobFailed: the job failed\n";
+	if (own) {
+		text = own;
+	} else {
+		size_t first = strcspn(failure, "\n");
+		if (asprintf(&text, "%.*s (reported by the leader %s)%s",
+			     (int)(first > 900 ? 900 : first), failure, leader, failure + first) < 0)
+			text = NULL;
+	}
+	smt_daemon_finish(d, exit_code >= 128 ? SMT_STATE_STOPPED : SMT_STATE_FAILED, exit_code,
+			  text ? text : failure);
 	free(text);
 }
 
-static void on_grace(uv_timer_t *t)
+static void finish_stopped(struct smt_daemon *d)
+{
+	char *text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s and stopped the job",
+				      smt_plan_current_host(d->plan),
+				      smt_signal_name(d->stop_signal) ? smt_signal_name(d->stop_signal)
+								      : "?");
+
+	smt_daemon_finish(d, SMT_STATE_STOPPED, 128 + d->stop_signal, text);
+	free(text);
+}
+
+static void on_result_timeout(uv_timer_t *t)
+{
+	struct smt_daemon *d = t->data;
+	char *text = smt_failure_text(SMT_FAIL_LOST_LEADER,
+		"the leader %s sent no result within %.1f s after the job ended on %s "
+		"(--result-timeout)", smt_plan_leader(d->plan), d->opts->result_timeout,
+		smt_plan_current_host(d->plan));
+
+	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
+	free(text);
+}
+
+/* The job here is over and its output with the leader (or never will be):
+ * how this host ends. */
+static void conclude(struct smt_daemon *d)
+{
+	struct worker *w = W(d);
+
+	if (!w->job_over || smt_state_is_final(d->state) || d->closing)
+		return;
+	if (w->leader_lost) {
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, w->lost_text);
+		return;
+	}
+	if (!w->acked && !d->stop_signal && !w->result)
+		return;
+	if (w->result) {
+		finish_with_result(d, w->result);
+		return;
+	}
+	if (d->stop_signal) {
+		finish_stopped(d);
+		return;
+	}
+	uv_timer_stop(&w->end_timer);
+	uv_timer_start(&w->end_timer, on_result_timeout, (uint64_t)(d->opts->result_timeout * 1000), 0);
+}
+
+static void on_ack_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
 
-	smt_warn("grace period of %.1f s is over: killing what is left of the job",
-		 d->opts->grace);
-	drained(d);
+	smt_warn("the leader did not take the end of this host's output within %d ms",
+		 ACK_TIMEOUT_MS);
+	W(d)->acked = 1;
+	conclude(d);
 }
 
-/*
- * End the local part of the job: SIGNO to every process of it, SIGKILL
- * after the grace, and the end as soon as none is left.
- */
-static void drain(struct smt_daemon *d, int signo, int exit_code, const char *failure)
+static void worker_job_done(struct smt_daemon *d)
 {
-	if (d->draining || smt_state_is_final(d->state) || d->closing)
-		return;
-	d->draining = 1;
-	d->drain_exit_code = exit_code;
-	d->drain_failure = strdup(failure);
+	struct worker *w = W(d);
+	json_t *final = smt_hostjob_final(d->job);
+
+	w->job_over = 1;
 	smt_daemon_set_state(d, SMT_STATE_FINISHING);
-	if (signal_job(d, signo) <= 0) {
-		drained(d);
-		return;
-	}
-	uv_timer_start(&d->grace_timer, on_grace, (uint64_t)(d->opts->grace * 1000), 0);
+	smt_output_end(smt_hostjob_output(d->job), final);
+	json_decref(final);
+	if (!w->result && !w->leader_lost)
+		uv_timer_start(&w->end_timer, on_ack_timeout, ACK_TIMEOUT_MS, 0);
+	conclude(d);
 }
 
-void smt_worker_reaped(struct smt_daemon *d, pid_t pid)
+static void worker_output_acked(struct smt_daemon *d)
 {
-	(void)pid;
-	if (d->draining && signal_job(d, 0) <= 0)
-		drained(d);
+	struct worker *w = W(d);
+
+	if (w->acked)
+		return;
+	w->acked = 1;
+	uv_timer_stop(&w->end_timer);
+	conclude(d);
 }
 
 /* ---- the leader ---- */
@@ -91,115 +192,130 @@ void smt_worker_reaped(struct smt_daemon *d, pid_t pid)
 static void on_leader_lost(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
-	char text[512];
+	struct worker *w = W(d);
 
-	snprintf(text, sizeof(text),
-		 "LostLeader: the leader %s was lost: nothing was heard from it on %s for %.1f s "
-		 "(--peer-timeout)\n", smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
-		 d->opts->peer_timeout);
-	smt_error("%.*s", (int)strcspn(text, "\n"), text);
+	w->lost_text = smt_failure_text(SMT_FAIL_LOST_LEADER,
+		"the leader %s was lost: nothing was heard from it on %s for %.1f s (--peer-timeout)",
+		smt_plan_leader(d->plan), smt_plan_current_host(d->plan), d->opts->peer_timeout);
+	if (w->lost_text)
+		smt_error("%.*s", (int)strcspn(w->lost_text, "\n"), w->lost_text);
+	w->leader_lost = 1;
 	/* Whatever channel the leader had here is dead: no answer of ours
 	 * needs to wait for it at the end. */
 	if (d->api)
 		smt_api_set_linger(d->api, 0);
-	drain(d, SIGTERM, SMT_EXIT_PEER, text);
+	smt_daemon_set_state(d, SMT_STATE_FINISHING);
+	if (w->job_over)
+		conclude(d);
+	else
+		smt_hostjob_stop(d->job, SIGTERM, d->opts->grace);
 }
 
-void smt_worker_contact(struct smt_daemon *d)
+static void worker_contact(struct smt_daemon *d)
 {
-	if (smt_state_is_final(d->state) || d->closing)
+	struct worker *w = W(d);
+
+	if (!w || smt_state_is_final(d->state) || d->closing || w->leader_lost)
 		return;
-	if (!d->leader_seen) {
-		d->leader_seen = 1;
+	if (!w->leader_seen) {
+		w->leader_seen = 1;
 		smt_info("the leader %s made contact", smt_plan_leader(d->plan));
 		/* From now on the leader has --wait-timeout to launch. */
-		uv_timer_again(&d->wait_timer);
+		uv_timer_again(&w->wait_timer);
 		smt_daemon_changed(d);
 	}
 	/* The leader's long polls arrive at least every third of its peer
 	 * timeout: silence for the whole timeout means it is gone. */
-	if (d->launched)
-		uv_timer_start(&d->contact_timer, on_leader_lost,
+	if (w->launched && !w->job_over)
+		uv_timer_start(&w->contact_timer, on_leader_lost,
 			       (uint64_t)(d->opts->peer_timeout * 1000), 0);
 }
 
 static void on_wait_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
-	char text[512];
+	char *text = smt_failure_text(SMT_FAIL_LEADER_NOT_READY,
+		"the leader %s %s within %.1f s (--wait-timeout)", smt_plan_leader(d->plan),
+		W(d)->leader_seen ? "did not launch the job" : "did not contact this host",
+		d->opts->wait_timeout);
 
-	snprintf(text, sizeof(text), "LeaderNotReady: the leader %s %s within %.1f s "
-		 "(--wait-timeout)\n", smt_plan_leader(d->plan),
-		 d->leader_seen ? "did not launch the job" : "did not contact this host",
-		 d->opts->wait_timeout);
 	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
+	free(text);
 }
 
 /* ---- orted ---- */
 
-static void on_result_timeout(uv_timer_t *t)
+/* PID is an Open MPI daemon (or exec-orted about to become one) that
+ * descends from an sshd session on this host: the only process the
+ * leader's mpirun starts here.  0, or -errno with WHY. */
+static int check_orted(struct smt_daemon *d, pid_t pid, char *why, size_t len)
 {
-	struct smt_daemon *d = t->data;
-	char text[512];
+	struct smt_proc_stat st;
+	pid_t p = pid;
+	int depth = 0;
 
-	snprintf(text, sizeof(text), "LostLeader: the leader %s sent no result within %.1f s "
-		 "after orted ended on %s (--result-timeout)\n", smt_plan_leader(d->plan),
-		 d->opts->result_timeout, smt_plan_current_host(d->plan));
-	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
-}
-
-static void on_orted_exit(void *arg, pid_t pid)
-{
-	struct smt_daemon *d = arg;
-	int n;
-
-	smt_info("orted (pid %d) ended", (int)pid);
-	d->orted_ended = 1;
-	d->job_ended = 1;
-	/* Ranks that outlive their orted (it was killed) are ours to end. */
-	n = signal_job(d, SIGKILL);
-	if (n > 0)
-		smt_warn("killed %d process%s of the job left behind by orted", n, n == 1 ? "" : "es");
-	if (d->draining) {
-		/* orted's death is seen through its pidfd, not through SIGCHLD. */
-		if (signal_job(d, 0) <= 0)
-			drained(d);
-		return;
+	(void)d;
+	if (smt_proc_stat(NULL, pid, &st) < 0) {
+		snprintf(why, len, "process %d does not exist", (int)pid);
+		return -ESRCH;
 	}
-	smt_daemon_set_state(d, SMT_STATE_FINISHING);
-	uv_timer_stop(&d->phase_timer);
-	uv_timer_start(&d->phase_timer, on_result_timeout,
-		       (uint64_t)(d->opts->result_timeout * 1000), 0);
+	if (strcmp(st.comm, "orted") != 0 && strcmp(st.comm, "prted") != 0 &&
+	    strcmp(st.comm, "smtctl") != 0) {
+		snprintf(why, len, "process %d is %s, not an Open MPI daemon", (int)pid, st.comm);
+		return -EPERM;
+	}
+	while (p > 1 && depth++ < 64) {
+		if (smt_proc_stat(NULL, p, &st) < 0)
+			break;
+		if (strcmp(st.comm, "sshd") == 0)
+			return 0;
+		p = st.ppid;
+	}
+	snprintf(why, len, "process %d was not started through this host's sshd", (int)pid);
+	return -EPERM;
 }
 
-static void start_watch(struct smt_daemon *d, pid_t pid)
+static void adopt(struct smt_daemon *d, pid_t pid)
 {
-	if (d->orted)
+	struct worker *w = W(d);
+
+	if (smt_hostjob_adopt(d->job, pid) < 0)
 		return;
-	d->orted_pid = pid;
-	d->orted_sid = getsid(pid);
-	if (d->orted_sid < 0)
-		d->orted_sid = 0;
-	uv_timer_stop(&d->phase_timer);
-	smt_orted_watch(&d->loop, pid, on_orted_exit, d, &d->orted);
-	smt_info("watching orted (pid %d)", (int)pid);
+	uv_timer_stop(&w->launch_timer);
 	smt_daemon_set_state(d, SMT_STATE_RUNNING);
+}
+
+/* A process named orted or prted, under sshd, not ours yet. */
+static pid_t find_orted(struct smt_daemon *d)
+{
+	char why[160];
+	pid_t found = smt_proc_find_comm(NULL, "orted");
+
+	if (found <= 0)
+		found = smt_proc_find_comm(NULL, "prted");
+	if (found > 0 && check_orted(d, found, why, sizeof(why)) < 0) {
+		smt_warn("found orted %d but cannot take it: %s", (int)found, why);
+		return 0;
+	}
+	return found;
 }
 
 static void on_launch_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
-	char text[512];
-	pid_t pid = smt_orted_find(NULL);
+	pid_t pid = find_orted(d);
+	char *text;
 
 	if (pid > 0) {
-		start_watch(d, pid);
+		adopt(d, pid);
 		return;
 	}
-	snprintf(text, sizeof(text), "LaunchFailed: the leader %s launched the job but no orted "
-		 "started on %s within %.1f s (--launch-timeout)\n", smt_plan_leader(d->plan),
-		 smt_plan_current_host(d->plan), d->opts->launch_timeout);
+	text = smt_failure_text(SMT_FAIL_LAUNCH,
+		"the leader %s launched the job but no orted started on %s within %.1f s "
+		"(--launch-timeout)", smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
+		d->opts->launch_timeout);
 	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
+	free(text);
 }
 
 /* The fallback for a launch agent that does not announce itself: one look
@@ -209,30 +325,65 @@ static void on_scan(uv_timer_t *t)
 	struct smt_daemon *d = t->data;
 	pid_t pid;
 
-	if (d->orted)
+	if (smt_hostjob_orted(d->job) > 0)
 		return;
-	pid = smt_orted_find(NULL);
+	pid = find_orted(d);
 	if (pid > 0) {
 		smt_info("orted was not announced; found it in /proc (pid %d)", (int)pid);
-		start_watch(d, pid);
+		adopt(d, pid);
 		return;
 	}
 	double left = d->opts->launch_timeout - ORTED_SCAN_MS / 1000.0;
-	uv_timer_start(&d->phase_timer, on_launch_timeout, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+	uv_timer_start(&W(d)->launch_timer, on_launch_timeout, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
 }
 
 /* ---- the leader's requests ---- */
 
+static char **command_env(struct smt_daemon *d)
+{
+	char *const *envp = smt_plan_envp(d->plan);
+	size_t n = smt_strv_len(envp);
+	char **v = calloc(n + 2, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = envp[i];
+	v[n] = (char *)smt_hostjob_mark(d->job);
+	return v;
+}
+
 static int on_launch(struct smt_daemon *d, json_t **reply)
 {
-	if (smt_state_is_final(d->state) || d->draining)
+	struct worker *w = W(d);
+
+	if (smt_state_is_final(d->state) || w->job_over || d->stop_signal)
 		return 409;
-	if (!d->launched) {
-		d->launched = 1;
-		uv_timer_stop(&d->wait_timer);
+	if (!w->launched) {
+		w->launched = 1;
+		uv_timer_stop(&w->wait_timer);
 		smt_daemon_set_state(d, SMT_STATE_LAUNCHING);
-		uv_timer_start(&d->phase_timer, on_scan, ORTED_SCAN_MS, 0);
-		smt_worker_contact(d);
+		if (torchrun(d)) {
+			char **envp = command_env(d);
+			const char *cwd = smt_plan_workdir(d->plan);
+			int rc;
+
+			if (cwd && access(cwd, X_OK) < 0)
+				cwd = NULL;
+			rc = smt_hostjob_launch(d->job, smt_plan_argv(d->plan), envp, cwd, 0);
+			free(envp);
+			if (rc < 0) {
+				char *text = smt_failure_text(SMT_FAIL_LAUNCH, "cannot start torchrun "
+							      "on %s: %s", smt_plan_current_host(d->plan),
+							      strerror(-rc));
+				smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+				free(text);
+				return 500;
+			}
+		} else {
+			uv_timer_start(&w->launch_timer, on_scan, ORTED_SCAN_MS, 0);
+		}
+		worker_contact(d);
 	}
 	*reply = json_object();
 	return 200;
@@ -241,88 +392,101 @@ static int on_launch(struct smt_daemon *d, json_t **reply)
 /* The environment orted (and so every local rank) gets from this host. */
 static json_t *host_env(struct smt_daemon *d)
 {
-	json_t *env = json_object();
+	json_t *env = json_deep_copy(json_object_get(d->launcher_env, SMT_F_ENV));
 
-	for (char *const *e = smt_plan_envp(d->plan); e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		if (eq == NULL)
-			continue;
-		if (strncmp(*e, "SM_", 3) == 0 || strncmp(*e, "SMTD_RESOURCE_CONFIG=", 21) == 0) {
-			char *name = strndup(*e, (size_t)(eq - *e));
-			if (name)
-				json_object_set_new(env, name, json_string(eq + 1));
-			free(name);
-		}
-	}
-	return env;
+	return env ? env : json_object();
 }
 
 static int on_orted(struct smt_daemon *d, json_t *body, json_t **reply)
 {
-	json_int_t pid = json_integer_value(json_object_get(body, SMT_F_PID));
+	struct worker *w = W(d);
+	json_t *jp = json_object_get(body, SMT_F_PID);
+	json_int_t pid = json_integer_value(jp);
+	char why[256];
 
-	if (pid <= 1 || kill((pid_t)pid, 0) < 0) {
-		*reply = json_pack("{s:s}", SMT_F_ERROR, "pid must name a live process");
+	if (!json_is_integer(jp) || pid <= 1 || pid > smt_proc_pid_max()) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, "pid must be a process ID of this host");
 		return 400;
 	}
-	if (smt_state_is_final(d->state) || d->draining) {
+	if (check_orted(d, (pid_t)pid, why, sizeof(why)) < 0) {
+		smt_warn("refusing an orted announcement: %s", why);
+		*reply = json_pack("{s:s}", SMT_F_ERROR, why);
+		return 403;
+	}
+	if (smt_state_is_final(d->state) || w->job_over) {
 		*reply = json_pack("{s:s}", SMT_F_ERROR, "the job on this host has ended");
 		return 409;
 	}
-	if (!d->launched)
+	if (!w->launched)
 		smt_warn("orted announced before the leader's launch message");
-	d->launched = 1;
-	uv_timer_stop(&d->wait_timer);
-	start_watch(d, (pid_t)pid);
-	*reply = json_pack("{s:o}", "env", host_env(d));
+	w->launched = 1;
+	uv_timer_stop(&w->wait_timer);
+	adopt(d, (pid_t)pid);
+	*reply = json_pack("{s:o}", SMT_F_ENV, host_env(d));
+	return 200;
+}
+
+static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
+{
+	const char *mode = json_string_value(json_object_get(body, SMT_F_MODE));
+	const char *sig = json_string_value(json_object_get(body, SMT_F_SIGNAL));
+	double grace = json_number_value(json_object_get(body, SMT_F_GRACE));
+	int signo = sig ? smt_signal_parse(sig) : SIGTERM;
+
+	*reply = json_object();
+	if (!mode || signo <= 0) {
+		json_object_set_new(*reply, SMT_F_ERROR, json_string("expected a mode and a signal"));
+		return 400;
+	}
+	if (grace <= 0 || grace > d->opts->grace)
+		grace = d->opts->grace;
+	if (!W(d)->launched || W(d)->job_over)
+		return 200;
+	if (strcmp(mode, "signal") == 0) {
+		smt_hostjob_signal(d->job, signo);
+	} else if (strcmp(mode, "stop") == 0) {
+		smt_daemon_set_state(d, SMT_STATE_FINISHING);
+		smt_hostjob_stop(d->job, signo, grace);
+	} else {
+		smt_daemon_set_state(d, SMT_STATE_FINISHING);
+		smt_hostjob_end(d->job, signo, grace);
+	}
 	return 200;
 }
 
 static int on_result(struct smt_daemon *d, json_t *body, json_t **reply)
 {
-	json_int_t code = json_integer_value(json_object_get(body, SMT_F_EXIT_CODE));
-	const char *failure = json_string_value(json_object_get(body, SMT_F_FAILURE));
-	const char *leader = json_string_value(json_object_get(body, SMT_F_LEADER));
-	char *text = NULL;
-	int exit_code;
+	struct worker *w = W(d);
 
 	*reply = json_object();
-	if (smt_state_is_final(d->state) || d->closing)
+	if (smt_state_is_final(d->state) || d->closing || w->result)
 		return 200;
-	if (leader == NULL)
-		leader = smt_plan_leader(d->plan);
-	/* The leader stopped by a signal is a failed job here, unless this
-	 * host was stopped itself. */
-	exit_code = (int)code;
-	if (exit_code >= 128)
-		exit_code = d->stop_signal ? 128 + d->stop_signal : SMT_EXIT_JOB_FAILED;
-	else if (d->stop_signal)
-		exit_code = 128 + d->stop_signal;
-	uv_timer_stop(&d->phase_timer);
-	uv_timer_stop(&d->contact_timer);
-	signal_job(d, SIGKILL);
-	if (exit_code == 0) {
-		smt_daemon_finish(d, SMT_STATE_SUCCEEDED, SMT_EXIT_OK, NULL);
-		return 200;
+	w->result = json_incref(body);
+	uv_timer_stop(&w->contact_timer);
+	uv_timer_stop(&w->end_timer);
+	if (!w->launched || w->job_over) {
+		w->job_over = 1;
+		conclude(d);
+	} else {
+		/* The leader decided without us (it gave up waiting): what
+		 * runs here goes now. */
+		smt_hostjob_end(d->job, SIGTERM, 1.0);
 	}
-	if (failure == NULL)
-		failure = "JobFailed: the job failed\n";
-	size_t first = strcspn(failure, "\n");
-	if (asprintf(&text, "%.*s (reported by the leader %s)%s", (int)(first > 900 ? 900 : first),
-		     failure, leader, failure + first) < 0)
-		text = NULL;
-	smt_daemon_finish(d, exit_code >= 128 ? SMT_STATE_STOPPED : SMT_STATE_FAILED, exit_code,
-			  text ? text : failure);
-	free(text);
 	return 200;
 }
 
-int smt_worker_post(struct smt_daemon *d, const char *path, json_t *body, json_t **reply)
+static int worker_post(struct smt_daemon *d, const char *path, json_t *body, int peer_uid,
+		       json_t **reply)
 {
+	(void)peer_uid;
+	if (!W(d))
+		return 503;
 	if (strcmp(path, SMT_PATH_LAUNCH) == 0)
 		return on_launch(d, reply);
 	if (strcmp(path, SMT_PATH_ORTED) == 0)
 		return on_orted(d, body, reply);
+	if (strcmp(path, SMT_PATH_END) == 0)
+		return on_end(d, body, reply);
 	if (strcmp(path, SMT_PATH_RESULT) == 0)
 		return on_result(d, body, reply);
 	return 404;
@@ -330,43 +494,87 @@ int smt_worker_post(struct smt_daemon *d, const char *path, json_t *body, json_t
 
 /* ---- signals ---- */
 
-void smt_worker_signal(struct smt_daemon *d, int signo)
+static void worker_signal(struct smt_daemon *d, int signo)
 {
-	int stopping = signo != SIGUSR1 && signo != SIGUSR2;
-	char text[256];
+	struct worker *w = W(d);
 
-	if (!stopping) {
-		if (d->orted && !d->orted_ended)
-			signal_job(d, signo);
+	if (!w)
+		return;
+	if (!smt_daemon_stopping_signal(signo)) {
+		smt_hostjob_signal(d->job, signo);
 		return;
 	}
-	snprintf(text, sizeof(text), "Stopped: smtd on %s received SIG%s and stopped the job\n",
-		 smt_plan_current_host(d->plan),
-		 smt_signal_name(signo) ? smt_signal_name(signo) : "?");
-	if (d->orted && !d->orted_ended)
-		drain(d, signo, 128 + signo, text);
-	else
-		smt_daemon_finish(d, SMT_STATE_STOPPED, 128 + signo, text);
+	if (w->launched && !w->job_over) {
+		smt_daemon_set_state(d, SMT_STATE_FINISHING);
+		smt_hostjob_stop(d->job, signo, d->opts->grace);
+		return;
+	}
+	if (w->job_over) {
+		conclude(d);
+		return;
+	}
+	finish_stopped(d);
 }
 
 /* ---- start and end ---- */
 
-void smt_worker_begin(struct smt_daemon *d)
+static void worker_begin(struct smt_daemon *d)
 {
+	struct worker *w = calloc(1, sizeof(*w));
+	char *text;
+
+	if (!w) {
+		text = smt_failure_text(SMT_FAIL_INTERNAL, "out of memory");
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
+		return;
+	}
+	d->role_state = w;
+	uv_timer_init(&d->loop, &w->wait_timer);
+	uv_timer_init(&d->loop, &w->launch_timer);
+	uv_timer_init(&d->loop, &w->contact_timer);
+	uv_timer_init(&d->loop, &w->end_timer);
+	w->wait_timer.data = w->launch_timer.data = w->contact_timer.data = w->end_timer.data = d;
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_LEADER);
-	uv_timer_start(&d->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
+	uv_timer_start(&w->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
 		       (uint64_t)(d->opts->wait_timeout * 1000));
 }
 
-void smt_worker_close(struct smt_daemon *d)
+static int worker_host_ready(struct smt_daemon *d, const char *host)
 {
-	if (d->role != SMT_ROLE_WORKER)
-		return;
-	/* Nothing of the job outlives the daemon. */
-	if (d->orted_sid > 0 || d->orted)
-		signal_job(d, SIGKILL);
-	if (d->orted) {
-		smt_orted_close(d->orted);
-		d->orted = NULL;
-	}
+	struct worker *w = W(d);
+
+	if (strcmp(host, smt_plan_current_host(d->plan)) == 0)
+		return d->state != SMT_STATE_STARTING;
+	if (strcmp(host, smt_plan_leader(d->plan)) == 0)
+		return w && w->leader_seen;
+	return 0;
 }
+
+static void worker_close(struct smt_daemon *d)
+{
+	struct worker *w = W(d);
+
+	if (!w)
+		return;
+	uv_close((uv_handle_t *)&w->wait_timer, NULL);
+	uv_close((uv_handle_t *)&w->launch_timer, NULL);
+	uv_close((uv_handle_t *)&w->contact_timer, NULL);
+	uv_close((uv_handle_t *)&w->end_timer, NULL);
+	json_decref(w->result);
+	w->result = NULL;
+	free(w->lost_text);
+	w->lost_text = NULL;
+}
+
+const struct smt_role_ops smt_worker_role = {
+	.name = "worker",
+	.begin = worker_begin,
+	.signal = worker_signal,
+	.post = worker_post,
+	.contact = worker_contact,
+	.job_done = worker_job_done,
+	.output_acked = worker_output_acked,
+	.host_ready = worker_host_ready,
+	.close = worker_close,
+};

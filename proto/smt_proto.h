@@ -29,6 +29,19 @@
 #define SMT_PATH_LAUNCH  "/v1/launch"
 /* exec-orted hook -> local daemon: the Open MPI daemon's PID (POST). */
 #define SMT_PATH_ORTED   "/v1/orted"
+/* Leader -> worker: the worker's rank output, from an offset (GET,
+ * ?from=N&max=BYTES&wait=MS; the body is lineproto records). */
+#define SMT_PATH_LINES   "/v1/lines"
+/* Leader -> worker: end the job on that host now (POST {"signal","grace"}). */
+#define SMT_PATH_END     "/v1/end"
+/* The stacks of every rank (POST; SPEC §14). */
+#define SMT_PATH_STACKS  "/v1/stacks"
+
+/* The rank launcher's socket: the control socket's path and this. */
+#define SMT_RANKS_SUFFIX ".ranks"
+/* The leader's channels: requests that carry this header (from uid 0 or
+ * the daemon's own, on the Unix socket) come from the leader. */
+#define SMT_HEADER_LEADER "X-Smtd-Leader"
 
 /* Limits of a request (SPEC §9). */
 #define SMT_MAX_HEADER_BYTES (8 * 1024)
@@ -41,6 +54,11 @@
 /* Query parameters of GET /v1/logs?tail=N&rank=R, and their bounds. */
 #define SMT_Q_TAIL "tail"
 #define SMT_Q_RANK "rank"
+/* GET /v1/status?wait=GEN&timeout=MS (a long poll), GET /v1/lines?from=N&max=B. */
+#define SMT_Q_WAIT    "wait"
+#define SMT_Q_TIMEOUT "timeout"
+#define SMT_Q_FROM    "from"
+#define SMT_Q_MAX     "max"
 #define SMT_LOGS_TAIL_DEFAULT 100
 #define SMT_LOGS_TAIL_MAX     100000
 
@@ -80,6 +98,30 @@
 #define SMT_F_LINE_B64     "line_b64"
 #define SMT_F_PARTIAL      "partial"
 #define SMT_F_TRUNCATED    "truncated"
+/* Ranks in /v1/status (job.ranks) and in a worker's end of output. */
+#define SMT_F_BYTES        "bytes"
+#define SMT_F_LAST_LINE    "last_line_s"
+#define SMT_F_LAST_LINE_MS "last_line_ms"
+#define SMT_F_LAST_PROGRESS_MS "last_progress_ms"
+#define SMT_F_CPU          "cpu_s"
+#define SMT_F_END_TIME     "end_time"
+#define SMT_F_SIGNALED_MS  "signaled_ms"
+#define SMT_F_EXEC_ERRNO   "exec_errno"
+#define SMT_F_ERROR_LINE   "error_line"
+#define SMT_F_TAIL         "tail"
+/* The rank launcher's protocol (daemon/rankd.h). */
+#define SMT_F_OP           "op"
+#define SMT_F_OK           "ok"
+#define SMT_F_LOCAL_RANK   "local_rank"
+#define SMT_F_PROGRAM      "program"
+#define SMT_F_ENV          "env"
+#define SMT_F_ENV_DEFAULT  "env_default"
+#define SMT_F_ARGV         "argv"
+/* A worker's end of output and the leader's end message. */
+#define SMT_F_GRACE        "grace"
+#define SMT_F_MODE         "mode"
+#define SMT_F_REASON       "reason"
+#define SMT_F_COMMAND      "command"
 
 enum smt_role {
 	SMT_ROLE_STANDALONE = 0,

@@ -1,0 +1,880 @@
+/*
+ * hostjob.c - the job on this host (hostjob.h): its roots, its ranks,
+ * their signals and their end.
+ *
+ * Everything is an event: the command's exit (the reaper), orted's and a
+ * rank's (a pidfd, the launcher's report, or the reaper for a program whose
+ * launcher died), the streams' ends (output.c), the grace and end timers.
+ * check_end() is the one place that decides, after each of them, whether
+ * the local job is over.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hostjob.h"
+#include "log.h"
+#include "pidwatch.h"
+#include "procfs.h"
+#include "rankd.h"
+#include "smt_proto.h"
+#include "spawn.h"
+
+/* What is known of one local rank's program. */
+struct rankproc {
+	int rank;
+	struct smt_pidwatch *w;
+	pid_t pid;
+	int gone;            /* its pidfd said it ended */
+	int launcher_gone;   /* its launcher's connection closed */
+	int status;          /* wstatus, once known, else -1 */
+	int ended;
+};
+
+/* A process of the job still alive when everything else ended. */
+struct leftover {
+	struct smt_pidwatch *w;
+	struct smt_hostjob *hj;
+	struct leftover *next;
+};
+
+struct smt_hostjob {
+	struct smt_hostjob_config cfg;
+	const struct smt_hostjob_ops *ops;
+	void *ctx;
+	struct smt_jobtree *tree;
+	struct smt_ranks *ranks;
+	struct smt_output *out;
+	struct smt_rankd *rankd;
+
+	/* The launched command. */
+	pid_t cmd_pid;
+	int cmd_running;
+	int cmd_rank0;
+	double start_time;
+	struct smt_hostjob_status st;
+
+	/* A worker's Open MPI daemon. */
+	struct smt_pidwatch *orted;
+	pid_t orted_pid;
+
+	struct rankproc *procs;
+	size_t nprocs, cap;
+
+	/* Ending. */
+	int stop_signal;     /* a stop is in progress: its signal */
+	int ending;          /* failure or lost host: the roots go once the ranks are gone */
+	int end_signal;
+	uv_timer_t grace_timer;   /* SIGKILL for everything at the grace's end */
+	uv_timer_t end_timer;     /* SIGKILL for ranks left when the roots ended */
+	uv_timer_t drain_timer;   /* the pipes' end, at the latest */
+	int killed;               /* the final SIGKILL went out */
+	double grace_s;           /* the grace running */
+	struct leftover *left;
+	json_t *launcher_env;
+	int done;
+	int closing;
+	int handles;
+	void (*closed_cb)(void *);
+	void *closed_arg;
+};
+
+static void check_end(struct smt_hostjob *hj);
+
+static double now_s(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static int64_t now_ms(void)
+{
+	return (int64_t)(now_s() * 1000.0);
+}
+
+static void changed(struct smt_hostjob *hj)
+{
+	if (hj->ops->changed && !hj->closing)
+		hj->ops->changed(hj->ctx);
+}
+
+static struct rankproc *proc_of(struct smt_hostjob *hj, int rank)
+{
+	for (size_t i = 0; i < hj->nprocs; i++)
+		if (hj->procs[i].rank == rank)
+			return &hj->procs[i];
+	return NULL;
+}
+
+static struct rankproc *proc_new(struct smt_hostjob *hj, int rank)
+{
+	struct rankproc *p;
+
+	if (hj->nprocs == hj->cap) {
+		size_t cap = hj->cap ? hj->cap * 2 : 16;
+		struct rankproc *v = realloc(hj->procs, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		hj->procs = v;
+		hj->cap = cap;
+	}
+	p = &hj->procs[hj->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->rank = rank;
+	p->status = -1;
+	return p;
+}
+
+static int roots_running(const struct smt_hostjob *hj)
+{
+	return hj->cmd_running || (hj->orted && !smt_pidwatch_ended(hj->orted));
+}
+
+static int ranks_running(const struct smt_hostjob *hj)
+{
+	for (size_t i = 0; i < hj->nprocs; i++)
+		if (!hj->procs[i].ended)
+			return 1;
+	return 0;
+}
+
+/* ---- signals ---- */
+
+static int signal_proc(struct rankproc *p, int signo)
+{
+	int fd = p->w ? smt_pidwatch_fd(p->w) : -1;
+
+	if (p->ended || p->gone)
+		return -ESRCH;
+	if (fd >= 0)
+		return smt_pidfd_signal(fd, signo);
+	return p->pid > 0 ? smt_proc_signal(p->pid, 0, signo) : -ESRCH;
+}
+
+/* SIGNO to every rank still running; the number reached. */
+static int signal_ranks(struct smt_hostjob *hj, int signo, int stopping)
+{
+	int n = 0;
+
+	if (hj->cmd_rank0) {
+		/* A standalone program: its process group, as a shell does. */
+		if (hj->cmd_running && kill(-hj->cmd_pid, signo) == 0)
+			n++;
+	} else {
+		for (size_t i = 0; i < hj->nprocs; i++)
+			if (signal_proc(&hj->procs[i], signo) == 0)
+				n++;
+	}
+	if (stopping) {
+		int64_t ms = now_ms();
+		for (size_t i = 0; i < hj->nprocs; i++) {
+			struct smt_rank *k = smt_ranks_get(hj->ranks, hj->procs[i].rank, NULL, 0);
+			if (k && !hj->procs[i].ended && !k->signaled_ms)
+				k->signaled_ms = ms;
+		}
+	}
+	return n;
+}
+
+/* SIGNO to the roots (the command, orted). */
+static void signal_roots(struct smt_hostjob *hj, int signo)
+{
+	if (hj->cmd_running)
+		kill(hj->cmd_pid, signo);
+	if (hj->orted && !smt_pidwatch_ended(hj->orted) && smt_pidwatch_fd(hj->orted) >= 0)
+		smt_pidfd_signal(smt_pidwatch_fd(hj->orted), signo);
+}
+
+static void kill_all(struct smt_hostjob *hj, const char *why)
+{
+	int n;
+
+	signal_ranks(hj, SIGKILL, 1);
+	n = smt_jobtree_signal(hj->tree, SIGKILL, NULL, NULL);
+	if (n > 0)
+		smt_info("%s: killed %d process%s of the job", why, n, n == 1 ? "" : "es");
+	hj->killed = 1;
+}
+
+void smt_hostjob_signal(struct smt_hostjob *hj, int signo)
+{
+	if (signal_ranks(hj, signo, 0) == 0 && roots_running(hj))
+		/* No rank runs yet: the command passes it on as it can. */
+		signal_roots(hj, signo);
+}
+
+static void on_grace(uv_timer_t *t)
+{
+	struct smt_hostjob *hj = t->data;
+
+	smt_warn("grace period of %.1f s is over: killing what is left of the job", hj->grace_s);
+	kill_all(hj, "grace over");
+	check_end(hj);
+}
+
+static void arm_grace(struct smt_hostjob *hj, double grace)
+{
+	uint64_t ms = grace > 0 ? (uint64_t)(grace * 1000.0) : 0;
+
+	if (uv_is_active((uv_handle_t *)&hj->grace_timer) &&
+	    uv_timer_get_due_in(&hj->grace_timer) <= ms)
+		return;
+	hj->grace_s = grace;
+	uv_timer_start(&hj->grace_timer, on_grace, ms, 0);
+}
+
+void smt_hostjob_stop(struct smt_hostjob *hj, int signo, double grace)
+{
+	if (hj->done)
+		return;
+	if (!hj->stop_signal)
+		hj->stop_signal = signo;
+	arm_grace(hj, grace);
+	if (signal_ranks(hj, signo, 1) == 0 && roots_running(hj))
+		signal_roots(hj, signo);
+	changed(hj);
+	check_end(hj);
+}
+
+void smt_hostjob_end(struct smt_hostjob *hj, int signo, double grace)
+{
+	if (hj->done)
+		return;
+	hj->ending = 1;
+	if (!hj->end_signal)
+		hj->end_signal = signo;
+	arm_grace(hj, grace);
+	if (signal_ranks(hj, signo, 1) == 0 && roots_running(hj))
+		signal_roots(hj, signo);
+	check_end(hj);
+}
+
+/* ---- the end ---- */
+
+static void on_end_timer(uv_timer_t *t)
+{
+	struct smt_hostjob *hj = t->data;
+
+	kill_all(hj, "the job's command ended");
+	check_end(hj);
+}
+
+static void leftover_ended(void *arg, pid_t pid)
+{
+	struct leftover *l = arg;
+	struct smt_hostjob *hj = l->hj;
+
+	(void)pid;
+	for (struct leftover **pp = &hj->left; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	smt_pidwatch_stop(l->w);
+	free(l);
+	if (!hj->left)
+		check_end(hj);
+}
+
+static void watch_leftover(void *arg, pid_t pid)
+{
+	struct smt_hostjob *hj = arg;
+	struct leftover *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return;
+	l->hj = hj;
+	if (smt_pidwatch_start(hj->cfg.loop, pid, 0, leftover_ended, l, &l->w) < 0) {
+		free(l);
+		return;
+	}
+	l->next = hj->left;
+	hj->left = l;
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+	struct smt_hostjob *hj = t->data;
+
+	smt_warn("the job's output pipes are still open %d ms after its processes ended "
+		 "(held by a process outside the job?); closing them", SMT_HOSTJOB_DRAIN_MS);
+	smt_output_close_streams(hj->out);
+	check_end(hj);
+}
+
+static void finish(struct smt_hostjob *hj)
+{
+	if (hj->done)
+		return;
+	hj->done = 1;
+	uv_timer_stop(&hj->grace_timer);
+	uv_timer_stop(&hj->end_timer);
+	uv_timer_stop(&hj->drain_timer);
+	smt_info("the job on this host is over");
+	if (hj->ops->done)
+		hj->ops->done(hj->ctx);
+}
+
+static void check_end(struct smt_hostjob *hj)
+{
+	if (hj->done || hj->closing)
+		return;
+	if (roots_running(hj)) {
+		/* A failed job or a lost host: once the ranks are gone the
+		 * command has nothing left to do (mpirun would wait for a lost
+		 * host's daemon forever). */
+		if (hj->ending && !ranks_running(hj) && hj->nprocs) {
+			smt_info("the ranks here have ended: stopping the job's command");
+			signal_roots(hj, SIGKILL);
+		}
+		return;
+	}
+	if (ranks_running(hj)) {
+		/* The roots ended on their own and left ranks running (mpirun
+		 * aborted the job): they go, within a second. */
+		if (!hj->stop_signal && !uv_is_active((uv_handle_t *)&hj->end_timer) && !hj->killed) {
+			signal_ranks(hj, SIGTERM, 1);
+			uv_timer_start(&hj->end_timer, on_end_timer, SMT_HOSTJOB_END_MS, 0);
+		}
+		return;
+	}
+	if (hj->left)
+		return;
+	/* Roots and ranks are gone: what is left of the job (a daemon a rank
+	 * forked) keeps a stop's grace, else goes now. */
+	if (!hj->killed) {
+		if (hj->stop_signal && uv_is_active((uv_handle_t *)&hj->grace_timer)) {
+			smt_jobtree_signal(hj->tree, 0, watch_leftover, hj);
+			if (hj->left)
+				return;
+		} else {
+			int n = smt_jobtree_signal(hj->tree, SIGKILL, NULL, NULL);
+			if (n > 0)
+				smt_info("killed %d process%s of the job left behind", n,
+					 n == 1 ? "" : "es");
+		}
+	}
+	if (smt_output_open_streams(hj->out)) {
+		if (!uv_is_active((uv_handle_t *)&hj->drain_timer))
+			uv_timer_start(&hj->drain_timer, on_drain_timeout, SMT_HOSTJOB_DRAIN_MS, 0);
+		return;
+	}
+	finish(hj);
+}
+
+/* ---- ranks ---- */
+
+static void rank_end(struct smt_hostjob *hj, struct rankproc *p, int wstatus)
+{
+	struct smt_rank *k = smt_ranks_get(hj->ranks, p->rank, NULL, 0);
+
+	if (p->ended)
+		return;
+	p->ended = 1;
+	if (wstatus >= 0)
+		p->status = wstatus;
+	smt_pidwatch_stop(p->w);
+	p->w = NULL;
+	if (k) {
+		smt_ranks_ended(hj->ranks, k, p->status, now_s());
+		if (p->status < 0)
+			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank, (int)p->pid);
+		else if (WIFSIGNALED(p->status))
+			smt_info("rank %d (pid %d) was killed by SIG%s", p->rank, (int)p->pid,
+				 smt_signal_name(WTERMSIG(p->status)) ? smt_signal_name(WTERMSIG(p->status)) : "?");
+		else
+			smt_debug("rank %d (pid %d) exited with code %d", p->rank, (int)p->pid,
+				  WEXITSTATUS(p->status));
+		if (hj->ops->rank_ended)
+			hj->ops->rank_ended(hj->ctx, k);
+	}
+	changed(hj);
+	check_end(hj);
+}
+
+/* The program ended: its status comes from the launcher, or from the
+ * reaper when smtd adopted it, or it is unknown. */
+static void on_rank_gone(void *arg, pid_t pid)
+{
+	struct smt_hostjob *hj = arg;
+
+	for (size_t i = 0; i < hj->nprocs; i++) {
+		struct rankproc *p = &hj->procs[i];
+		struct smt_proc_stat st;
+
+		if (p->pid != pid || p->ended)
+			continue;
+		p->gone = 1;
+		if (p->status >= 0) {
+			rank_end(hj, p, -1);
+		} else if (p->launcher_gone) {
+			/* Our child now (PID 1, subreaper): the reaper has it. */
+			if (smt_proc_stat(NULL, pid, &st) < 0 || st.ppid != getpid())
+				rank_end(hj, p, -1);
+		}
+		return;
+	}
+}
+
+static int rankd_admit(void *ctx, pid_t launcher, int rank, char *why, size_t len)
+{
+	struct smt_hostjob *hj = ctx;
+	int member;
+
+	if (hj->done || hj->stop_signal || hj->ending) {
+		snprintf(why, len, "the job on this host is ending");
+		return -EPIPE;
+	}
+	if (hj->cfg.nranks > 0 && rank >= hj->cfg.nranks) {
+		snprintf(why, len, "rank %d is not a rank of this job (it has %ld)", rank,
+			 hj->cfg.nranks);
+		return -ERANGE;
+	}
+	if (proc_of(hj, rank)) {
+		snprintf(why, len, "rank %d is registered already", rank);
+		return -EEXIST;
+	}
+	if (hj->ops->admit && hj->ops->admit(hj->ctx, launcher, rank, why, len) < 0)
+		return -EPERM;
+	member = smt_jobtree_member(hj->tree, launcher);
+	if (member != 1) {
+		snprintf(why, len, "process %d is not part of the job on this host", (int)launcher);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static json_t *rankd_hello(void *ctx, int rank, pid_t launcher, int out_fd, int err_fd)
+{
+	struct smt_hostjob *hj = ctx;
+	struct smt_rank *k = smt_ranks_get(hj->ranks, rank, NULL, 1);
+	struct rankproc *p = proc_new(hj, rank);
+
+	(void)launcher;
+	if (!k || !p) {
+		close(out_fd);
+		close(err_fd);
+		return NULL;
+	}
+	k->state = SMT_RANK_STARTING;
+	smt_output_add_rank(hj->out, rank, out_fd, err_fd);
+	smt_debug("rank %d registered by its launcher (pid %d)", rank, (int)launcher);
+	changed(hj);
+	return hj->launcher_env ? json_deep_copy(hj->launcher_env) : json_object();
+}
+
+static void rankd_started(void *ctx, int rank, pid_t pid, unsigned long long start)
+{
+	struct smt_hostjob *hj = ctx;
+	struct rankproc *p = proc_of(hj, rank);
+	struct smt_rank *k = smt_ranks_get(hj->ranks, rank, NULL, 0);
+
+	if (!p || !k)
+		return;
+	p->pid = pid;
+	k->pid = pid;
+	k->start_time = now_s();
+	k->state = SMT_RANK_RUNNING;
+	smt_jobtree_add(hj->tree, pid);
+	if (smt_pidwatch_start(hj->cfg.loop, pid, start, on_rank_gone, hj, &p->w) < 0)
+		p->w = NULL;
+	smt_info("rank %d runs as pid %d", rank, (int)pid);
+	changed(hj);
+}
+
+static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno)
+{
+	struct smt_hostjob *hj = ctx;
+	struct rankproc *p = proc_of(hj, rank);
+	struct smt_rank *k = smt_ranks_get(hj->ranks, rank, NULL, 0);
+
+	if (!p)
+		return;
+	if (exec_errno && k) {
+		k->exec_errno = exec_errno;
+		wstatus = (exec_errno == ENOENT ? 127 : 126) << 8;
+	}
+	/* The launcher reaped it: it is gone. */
+	rank_end(hj, p, wstatus);
+}
+
+static void rankd_hangup(void *ctx, int rank)
+{
+	struct smt_hostjob *hj = ctx;
+	struct rankproc *p = proc_of(hj, rank);
+
+	if (!p || p->ended)
+		return;
+	p->launcher_gone = 1;
+	if (!p->pid)
+		/* Killed before its program ran. */
+		rank_end(hj, p, -1);
+	else if (p->gone)
+		on_rank_gone(hj, p->pid);
+}
+
+static const struct smt_rankd_ops rankd_ops = {
+	.admit = rankd_admit,
+	.hello = rankd_hello,
+	.started = rankd_started,
+	.exited = rankd_exited,
+	.hangup = rankd_hangup,
+};
+
+void smt_hostjob_reaped(struct smt_hostjob *hj, pid_t pid, int wstatus)
+{
+	for (size_t i = 0; i < hj->nprocs; i++)
+		if (hj->procs[i].pid == pid && !hj->procs[i].ended) {
+			rank_end(hj, &hj->procs[i], wstatus);
+			return;
+		}
+}
+
+/* ---- output events ---- */
+
+static void on_streams_ended(void *arg, int rank)
+{
+	struct smt_hostjob *hj = arg;
+
+	(void)rank;
+	if (!smt_output_open_streams(hj->out))
+		check_end(hj);
+}
+
+static void on_outbox_news(void *arg)
+{
+	struct smt_hostjob *hj = arg;
+
+	if (hj->ops->outbox_news)
+		hj->ops->outbox_news(hj->ctx);
+}
+
+/* ---- roots ---- */
+
+static void on_cmd_exit(void *arg, pid_t pid, int wstatus)
+{
+	struct smt_hostjob *hj = arg;
+
+	hj->cmd_running = 0;
+	if (WIFEXITED(wstatus)) {
+		hj->st.exited = 1;
+		hj->st.code = WEXITSTATUS(wstatus);
+	} else if (WIFSIGNALED(wstatus)) {
+		hj->st.exited = 0;
+		hj->st.signo = WTERMSIG(wstatus);
+	}
+	smt_info("%s (pid %d) ended with %s %d", hj->cfg.msg_name, (int)pid,
+		 hj->st.exited ? "exit code" : "signal", hj->st.exited ? hj->st.code : hj->st.signo);
+	if (hj->cmd_rank0) {
+		struct rankproc *p = proc_of(hj, 0);
+		if (p)
+			rank_end(hj, p, wstatus);
+	}
+	if (hj->ops->root_ended)
+		hj->ops->root_ended(hj->ctx);
+	changed(hj);
+	check_end(hj);
+}
+
+int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *envp,
+		       const char *cwd, int as_rank0)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct smt_spawn_opts so;
+	pid_t pid = -1;
+	int rc;
+
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	so = (struct smt_spawn_opts){
+		.argv = argv, .envp = envp, .cwd = cwd, .stdin_fd = -1,
+		.stdout_fd = outp[1], .stderr_fd = errp[1],
+		.cgroup_fd = smt_jobtree_cgroup_fd(hj->tree),
+	};
+	rc = smt_spawn(&so, &pid);
+	close(outp[1]);
+	close(errp[1]);
+	outp[1] = errp[1] = -1;
+	if (pid < 0)
+		goto fail;
+	hj->st.launched = 1;
+	hj->cmd_pid = pid;
+	hj->cmd_running = 1;
+	hj->cmd_rank0 = as_rank0;
+	hj->start_time = now_s();
+	if (rc < 0)
+		hj->st.exec_errno = -rc;
+	smt_jobtree_add(hj->tree, pid);
+	if (as_rank0) {
+		struct smt_rank *k = smt_ranks_get(hj->ranks, 0, NULL, 1);
+		struct rankproc *p = proc_new(hj, 0);
+		if (k) {
+			k->pid = pid;
+			k->start_time = hj->start_time;
+			k->state = SMT_RANK_RUNNING;
+			if (rc < 0)
+				k->exec_errno = -rc;
+		}
+		if (p)
+			p->pid = pid;
+		smt_output_add_rank(hj->out, 0, outp[0], errp[0]);
+	} else {
+		smt_output_add_command(hj->out, outp[0], errp[0]);
+	}
+	outp[0] = errp[0] = -1;
+	rc = smt_reaper_watch(hj->cfg.reaper, pid, on_cmd_exit, hj);
+	if (rc < 0) {
+		kill(-pid, SIGKILL);
+		return rc;
+	}
+	changed(hj);
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	return rc;
+}
+
+static void on_orted_gone(void *arg, pid_t pid)
+{
+	struct smt_hostjob *hj = arg;
+
+	smt_info("orted (pid %d) ended", (int)pid);
+	if (hj->ops->root_ended)
+		hj->ops->root_ended(hj->ctx);
+	changed(hj);
+	check_end(hj);
+}
+
+int smt_hostjob_adopt(struct smt_hostjob *hj, pid_t pid)
+{
+	int rc;
+
+	if (hj->orted)
+		return pid == hj->orted_pid ? 0 : -EEXIST;
+	rc = smt_jobtree_add(hj->tree, pid);
+	if (rc < 0)
+		return rc;
+	rc = smt_pidwatch_start(hj->cfg.loop, pid, 0, on_orted_gone, hj, &hj->orted);
+	if (rc < 0)
+		return rc;
+	hj->orted_pid = pid;
+	hj->start_time = now_s();
+	smt_info("watching orted (pid %d)", (int)pid);
+	changed(hj);
+	return 0;
+}
+
+pid_t smt_hostjob_orted(const struct smt_hostjob *hj)
+{
+	return hj->orted ? hj->orted_pid : -1;
+}
+
+/* ---- the module ---- */
+
+int smt_hostjob_new(const struct smt_hostjob_config *cfg, const struct smt_hostjob_ops *ops,
+		    void *ctx, struct smt_hostjob **out)
+{
+	struct smt_hostjob *hj = calloc(1, sizeof(*hj));
+	struct smt_jobtree_config jc = {
+		.use_cgroup = cfg->use_cgroup, .name = cfg->current_host,
+		.keep = cfg->keep, .keep_arg = cfg->keep_arg,
+	};
+	int rc;
+
+	if (!hj)
+		return -ENOMEM;
+	hj->cfg = *cfg;
+	hj->ops = ops;
+	hj->ctx = ctx;
+	hj->cmd_pid = -1;
+	rc = smt_jobtree_new(&jc, &hj->tree);
+	if (rc == 0)
+		rc = smt_ranks_new(cfg->current_host, &hj->ranks);
+	if (rc == 0) {
+		struct smt_output_config oc = {
+			.loop = cfg->loop, .format = cfg->format, .to_outbox = cfg->to_outbox,
+			.out_fd = 1, .msg_fd = 2, .msg_name = cfg->msg_name,
+			.current_host = cfg->current_host, .ranks = hj->ranks,
+			.rank_log_dir = cfg->rank_log_dir, .progress = cfg->progress,
+			.outbox_news = on_outbox_news, .streams_ended = on_streams_ended, .arg = hj,
+		};
+		rc = smt_output_new(&oc, &hj->out);
+	}
+	if (rc == 0 && cfg->rankd_path)
+		rc = smt_rankd_listen(cfg->loop, cfg->rankd_path, &rankd_ops, hj, &hj->rankd);
+	if (rc < 0) {
+		smt_output_free(hj->out);
+		smt_ranks_free(hj->ranks);
+		smt_jobtree_free(hj->tree);
+		free(hj);
+		return rc;
+	}
+	uv_timer_init(cfg->loop, &hj->grace_timer);
+	uv_timer_init(cfg->loop, &hj->end_timer);
+	uv_timer_init(cfg->loop, &hj->drain_timer);
+	hj->grace_timer.data = hj->end_timer.data = hj->drain_timer.data = hj;
+	{
+		const char *why;
+		const char *cg = smt_jobtree_cgroup(hj->tree, &why);
+		if (cg)
+			smt_info("the job's processes go into cgroup %s", cg);
+		else
+			smt_debug("no job cgroup (%s): the job is told by its process tree and "
+				  "its mark", why ? why : "?");
+	}
+	*out = hj;
+	return 0;
+}
+
+void smt_hostjob_set_launcher_env(struct smt_hostjob *hj, json_t *env)
+{
+	hj->launcher_env = env;
+}
+
+const char *smt_hostjob_mark(const struct smt_hostjob *hj) { return smt_jobtree_mark(hj->tree); }
+struct smt_ranks *smt_hostjob_ranks(struct smt_hostjob *hj) { return hj->ranks; }
+struct smt_output *smt_hostjob_output(struct smt_hostjob *hj) { return hj->out; }
+struct smt_jobtree *smt_hostjob_tree(struct smt_hostjob *hj) { return hj->tree; }
+
+int smt_hostjob_running(const struct smt_hostjob *hj)
+{
+	return roots_running(hj) || ranks_running(hj);
+}
+
+int smt_hostjob_done(const struct smt_hostjob *hj)
+{
+	return hj->done;
+}
+
+int smt_hostjob_stopping(const struct smt_hostjob *hj)
+{
+	return hj->stop_signal;
+}
+
+void smt_hostjob_status(const struct smt_hostjob *hj, struct smt_hostjob_status *st)
+{
+	*st = hj->st;
+}
+
+pid_t smt_hostjob_pid(const struct smt_hostjob *hj)
+{
+	if (hj->cmd_pid > 0)
+		return hj->cmd_pid;
+	return hj->orted ? hj->orted_pid : -1;
+}
+
+double smt_hostjob_start_time(const struct smt_hostjob *hj)
+{
+	return hj->start_time;
+}
+
+json_t *smt_hostjob_final(const struct smt_hostjob *hj)
+{
+	json_t *cmd = json_object();
+	const char *sig = hj->st.signo ? smt_signal_name(hj->st.signo) : NULL;
+
+	if (hj->st.launched && !hj->cmd_running && hj->st.exited && !hj->st.exec_errno)
+		json_object_set_new(cmd, SMT_F_EXIT_CODE, json_integer(hj->st.code));
+	else
+		json_object_set_new(cmd, SMT_F_EXIT_CODE, json_null());
+	if (hj->st.launched && !hj->st.exited && hj->st.signo)
+		json_object_set_new(cmd, SMT_F_SIGNAL, sig ? json_string(sig) : json_integer(hj->st.signo));
+	else
+		json_object_set_new(cmd, SMT_F_SIGNAL, json_null());
+	if (hj->st.exec_errno)
+		json_object_set_new(cmd, SMT_F_EXEC_ERRNO, json_integer(hj->st.exec_errno));
+	return json_pack("{s:o, s:o}", SMT_F_COMMAND, cmd, SMT_F_RANKS,
+			 smt_ranks_json(hj->ranks, 1, now_s()));
+}
+
+void smt_hostjob_sample_cpu(struct smt_hostjob *hj)
+{
+	for (size_t i = 0; i < hj->nprocs; i++) {
+		struct smt_proc_stat st;
+		struct smt_rank *k;
+
+		if (hj->procs[i].ended || hj->procs[i].pid <= 0)
+			continue;
+		k = smt_ranks_get(hj->ranks, hj->procs[i].rank, NULL, 0);
+		if (k && smt_proc_stat(NULL, hj->procs[i].pid, &st) == 0)
+			k->cpu_s = st.cpu_s;
+	}
+}
+
+static void hj_release(struct smt_hostjob *hj)
+{
+	if (--hj->handles > 0)
+		return;
+	if (hj->closed_cb)
+		hj->closed_cb(hj->closed_arg);
+}
+
+static void hj_handle_closed(uv_handle_t *h)
+{
+	hj_release(h->data);
+}
+
+static void output_closed(void *arg)
+{
+	hj_release(arg);
+}
+
+void smt_hostjob_close(struct smt_hostjob *hj, void (*cb)(void *), void *arg)
+{
+	hj->closing = 1;
+	hj->closed_cb = cb;
+	hj->closed_arg = arg;
+	/* Nothing of the job outlives the daemon. */
+	if (hj->cmd_running || ranks_running(hj) || hj->orted) {
+		int n = smt_jobtree_signal(hj->tree, SIGKILL, NULL, NULL);
+		if (n > 0)
+			smt_info("killed %d process%s of the job at exit", n, n == 1 ? "" : "es");
+	}
+	if (hj->cmd_running)
+		smt_reaper_unwatch(hj->cfg.reaper, hj->cmd_pid);
+	while (hj->left) {
+		struct leftover *l = hj->left;
+		hj->left = l->next;
+		smt_pidwatch_stop(l->w);
+		free(l);
+	}
+	for (size_t i = 0; i < hj->nprocs; i++)
+		smt_pidwatch_stop(hj->procs[i].w);
+	smt_pidwatch_stop(hj->orted);
+	hj->orted = NULL;
+	smt_rankd_close(hj->rankd);
+	hj->rankd = NULL;
+	hj->handles = 4;
+	uv_close((uv_handle_t *)&hj->grace_timer, hj_handle_closed);
+	uv_close((uv_handle_t *)&hj->end_timer, hj_handle_closed);
+	uv_close((uv_handle_t *)&hj->drain_timer, hj_handle_closed);
+	smt_output_close(hj->out, output_closed, hj);
+}
+
+void smt_hostjob_free(struct smt_hostjob *hj)
+{
+	if (!hj)
+		return;
+	smt_output_free(hj->out);
+	smt_ranks_free(hj->ranks);
+	smt_jobtree_free(hj->tree);
+	free(hj->procs);
+	free(hj);
+}
