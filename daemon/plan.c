@@ -23,7 +23,7 @@
 #include "ompiparams.h"
 #include "plan.h"
 #include "smenv.h"
-#include "spawn.h"
+#include "pathsearch.h"
 #include "strv.h"
 
 #ifndef SMT_PRELOAD_DEFAULT
@@ -442,8 +442,8 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 			grp = &p->cfg->groups[i];
 	/* mpirun not found is reported when it is started, not here. */
 	have_btl = smt_ompi_param("btl", envp,
-				  smt_spawn_find_program(o->mpirun_path, envp, NULL, mpirun,
-							 sizeof(mpirun)) == 0 ? mpirun : NULL,
+				  smt_path_find(o->mpirun_path, envp, NULL, mpirun,
+						sizeof(mpirun)) == 0 ? mpirun : NULL,
 				  site_btl, sizeof(site_btl));
 	if (have_btl == -ENAMETOOLONG) {
 		seterr(err, errlen, "Open MPI's btl parameter (OMPI_MCA_btl or an "
