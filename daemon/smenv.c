@@ -12,7 +12,7 @@
 static const char *const host_specific[] = {
 	"SM_CURRENT_HOST", "SM_CURRENT_INSTANCE_TYPE", "SM_CURRENT_INSTANCE_GROUP",
 	"SM_CURRENT_INSTANCE_GROUP_HOSTS", "SM_TRAINING_ENV", "SM_RESOURCE_CONFIG",
-	"SM_NUM_CPUS", "SM_NUM_GPUS", "SM_IS_MASTER", NULL,
+	"SM_NUM_CPUS", "SM_NUM_GPUS", "SM_NUM_NEURONS", "SM_IS_MASTER", NULL,
 };
 
 int smt_smenv_host_specific(const char *name)
@@ -95,8 +95,8 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 					      "instance_type", g->instance_type, "hosts",
 					      strv_json(g->hosts)));
 	}
-	for (size_t i = 0; i < cfg->ndist_groups; i++)
-		json_array_append_new(dist_groups, json_string(cfg->dist_groups[i]));
+	for (char *const *g = in->dist_groups; g && *g; g++)
+		json_array_append_new(dist_groups, json_string(*g));
 	json_object_foreach(cfg->inputdata, name, v) {
 		char *dir;
 
@@ -145,6 +145,7 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 	rc |= put(p, "network_interface_name", json_string(cfg->iface));
 	rc |= put(p, "num_cpus", json_integer(in->num_cpus));
 	rc |= put(p, "num_gpus", json_integer(in->num_gpus));
+	rc |= put(p, "num_neurons", json_integer(in->num_neurons));
 	rc |= put(p, "output_data_dir", path_json(in->root, "output/data"));
 	rc |= put(p, "output_dir", path_json(in->root, "output"));
 	rc |= put(p, "output_intermediate_dir", path_json(in->root, "output/intermediate"));
@@ -213,7 +214,7 @@ int smt_smenv_build(const struct smt_jobconfig *cfg, const struct smt_smenv_in *
 		"current_instance_type", "current_instance_group", "current_instance_group_hosts",
 		"instance_groups", "instance_groups_dict", "distribution_instance_groups",
 		"is_hetero", "module_name", "log_level", "framework_module", "input_dir",
-		"input_config_dir", "output_dir", "num_cpus", "num_gpus", "model_dir",
+		"input_config_dir", "output_dir", "num_cpus", "num_gpus", "num_neurons", "model_dir",
 		"module_dir", "output_intermediate_dir", "distribution_hosts", "master_hostname",
 		"is_master", NULL,
 	};

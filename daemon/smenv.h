@@ -20,9 +20,12 @@ struct smt_smenv_in {
 	const char *code_dir;
 	const char *program;       /* user entry point; NULL with a -- COMMAND */
 	char *const *dist_hosts;   /* NULL-terminated */
+	char *const *dist_groups;  /* the distribution instance groups in effect
+				      (the current one by default); NULL: none */
 	const char *master;        /* the leader */
 	char *const *user_args;    /* the --key value list (SM_USER_ARGS) */
 	long num_gpus;
+	long num_neurons;          /* Neuron cores */
 	long num_cpus;
 };
 
