@@ -463,6 +463,12 @@ static char *arg_value(json_t *v)
 		fclose(f);
 		return s;
 	}
+	if (json_is_real(v)) {
+		char real[64];
+
+		smt_smenv_real(json_real_value(v), real, sizeof(real));
+		return strdup(real);
+	}
 	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 

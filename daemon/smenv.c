@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,38 @@ int smt_smenv_host_specific(const char *name)
 	return 0;
 }
 
+void smt_smenv_real(double v, char *out, size_t outlen)
+{
+	char digits[64];
+	int p, exp;
+
+	if (!isfinite(v)) {
+		snprintf(out, outlen, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+		return;
+	}
+	for (p = 1; p < 17; p++) {
+		snprintf(digits, sizeof(digits), "%.*e", p - 1, v);
+		if (strtod(digits, NULL) == v)
+			break;
+	}
+	snprintf(digits, sizeof(digits), "%.*e", p - 1, v);
+	exp = atoi(strchr(digits, 'e') + 1);
+	if (exp < -4 || exp >= 16)
+		snprintf(out, outlen, "%s", digits);
+	else
+		snprintf(out, outlen, "%.*f", p - 1 - exp > 1 ? p - 1 - exp : 1, v);
+}
+
 char *smt_smenv_value(json_t *value)
 {
+	char real[64];
+
 	if (json_is_string(value))
 		return strdup(json_string_value(value));
+	if (json_is_real(value)) {
+		smt_smenv_real(json_real_value(value), real, sizeof(real));
+		return strdup(real);
+	}
 	if (json_is_null(value))
 		return strdup("");
 	return json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |

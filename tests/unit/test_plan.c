@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "plan.h"
+#include "smenv.h"
 
 struct fixture {
 	char dir[64];
@@ -707,6 +708,33 @@ static void test_remote_paths(void **state)
 	smt_plan_free(p);
 }
 
+/* Floats as the toolkit (Python) writes them, in ARGS and SM_HP_*. */
+static void test_floats(void **state)
+{
+	static const struct { double v; const char *text; } cases[] = {
+		{ 0.1, "0.1" }, { 1e-5, "1e-05" }, { 123456.0, "123456.0" }, { 3.0, "3.0" },
+		{ 1e16, "1e+16" }, { 1e15, "1000000000000000.0" }, { 0.1 + 0.2, "0.30000000000000004" },
+		{ -2.5, "-2.5" }, { 0.0001, "0.0001" }, { 1.5e-7, "1.5e-07" }, { -0.0, "-0.0" },
+		{ 2.5e300, "2.5e+300" },
+	};
+	struct fixture *f = *state;
+	struct smt_plan *p;
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		smt_smenv_real(cases[i].v, out, sizeof(out));
+		assert_string_equal(out, cases[i].text);
+	}
+	write_file(f, "resourceconfig.json", "{\"current_host\":\"a\",\"hosts\":[\"a\"]}");
+	write_hp(f, "{\"sagemaker_program\":\"t.py\",\"lr\":\"0.1\",\"decay\":1e-5,\"n\":\"3\",\"w\":\"2.0\"}");
+	p = build(f, NULL, NULL);
+	assert_string_equal(rooted(f, joined(smt_plan_argv(p))),
+			    "python3 ROOT/code/t.py --decay 1e-05 --lr 0.1 -n 3 -w 2.0");
+	assert_string_equal(env_value(smt_plan_envp(p), "SM_HP_LR"), "0.1");
+	assert_string_equal(env_value(smt_plan_envp(p), "SM_HP_W"), "2.0");
+	smt_plan_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -722,6 +750,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_neuron_cores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setup_py, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_paths, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_floats, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
