@@ -53,6 +53,16 @@ int smt_errline_score(const char *line, size_t len)
 		"MPI_ABORT", "MPI_Abort", "CUDA error", "NCCL error", "CUDA out of memory",
 		"out of memory", "Out of memory", "what():  ", "*** Error", "Fatal Python error",
 		"core dumped", "double free", "stack smashing", "AddressSanitizer",
+		/* The exception classes of smdistributed, which the toolkit
+		 * catches by name (smdataparallel_exceptions.py, and
+		 * smdistributed.modelparallel's backend and torch exceptions):
+		 * their libraries log them inside longer lines too. */
+		"SMDDPError", "SMDDPValidationError", "SMDDPConfigError",
+		"SMDDPInvalidArgumentError", "SMDDPUnsupportedError", "SMDDPRuntimeError",
+		"SMDDPInitializationError", "SMDDPLogicError", "SMDDPTimeoutError", "SMDDPCUDAError",
+		"SMDDPNCCLError", "SMDDPOOMError", "SMPValidationError", "SMPConfigError",
+		"SMPInvalidArgumentError", "SMPUnsupportedError", "SMPRuntimeError", "SMPSegFault",
+		"TensorSplitError", "CommGroupConfigError",
 	};
 	static const char *const weak[] = {
 		"error", "Error", "ERROR", "FATAL", "Fatal", "fatal", "failed", "Failed",

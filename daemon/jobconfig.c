@@ -260,6 +260,9 @@ void smt_jobconfig_free(struct smt_jobconfig *cfg)
 	smt_strv_free(cfg->dist_groups);
 	free(cfg->job_name);
 	free(cfg->submit_dir);
+	free(cfg->smddp_options);
+	free(cfg->sm_instance_type);
+	json_decref(cfg->mp_parameters);
 	free(cfg);
 }
 
@@ -639,6 +642,50 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 	return 0;
 }
 
+/*
+ * The hyperparameters of the distributions other than MPI, taken from the
+ * decoded sagemaker_* ones (framework_params) and from mp_parameters (a
+ * user hyperparameter the SDK sets for model parallelism).  Kept apart
+ * from read_hyperparameters: the plan decides what they mean (plan.h).
+ */
+static int read_distribution(struct smt_jobconfig *cfg, char *err, size_t errlen)
+{
+	static const char *const flags[] = {
+		"sagemaker_distributed_dataparallel_enabled", "sagemaker_pytorch_ddp_enabled",
+		"sagemaker_torch_distributed_enabled",
+	};
+	int *const fields[] = {
+		&cfg->smddp_enabled, &cfg->pytorch_ddp_enabled, &cfg->torch_distributed_enabled,
+	};
+	char shown[128];
+	json_t *v;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		v = json_object_get(cfg->framework_params, flags[i]);
+		if (!v)
+			continue;
+		if (!json_is_boolean(v)) {
+			show(v, shown, sizeof(shown));
+			seterr(err, errlen, "%s: %s: %s is not true or false; fix the value",
+			       cfg->hp_path, flags[i], shown);
+			return -EINVAL;
+		}
+		*fields[i] = json_is_true(v);
+	}
+	v = json_object_get(cfg->framework_params,
+			    "sagemaker_distributed_dataparallel_custom_mpi_options");
+	if (v && (rc = hp_string(cfg->hp_path, "sagemaker_distributed_dataparallel_custom_mpi_options",
+				 v, &cfg->smddp_options, err, errlen)) < 0)
+		return rc;
+	v = json_object_get(cfg->framework_params, "sagemaker_instance_type");
+	if (v && (rc = hp_string(cfg->hp_path, "sagemaker_instance_type", v,
+				 &cfg->sm_instance_type, err, errlen)) < 0)
+		return rc;
+	cfg->mp_parameters = json_incref(json_object_get(cfg->user_hps, "mp_parameters"));
+	return 0;
+}
+
 /* Channel names become paths and variable names: keep them to SageMaker's set. */
 static int read_inputdata(struct smt_jobconfig *cfg, json_t *idc, char *err, size_t errlen)
 {
@@ -689,6 +736,7 @@ int smt_jobconfig_parse(const char *root, const char *rc_buf, size_t rc_len,
 	cfg->mpi_enabled = -1;
 	cfg->processes_per_host = -1;
 	cfg->num_processes = -1;
+	cfg->smddp_enabled = cfg->pytorch_ddp_enabled = cfg->torch_distributed_enabled = -1;
 	if (asprintf(&cfg->rc_path, "%s/input/config/" RC_NAME, root) < 0 ||
 	    asprintf(&cfg->hp_path, "%s/input/config/" HP_NAME, root) < 0 ||
 	    asprintf(&cfg->idc_path, "%s/input/config/" IDC_NAME, root) < 0) {
@@ -713,6 +761,8 @@ int smt_jobconfig_parse(const char *root, const char *rc_buf, size_t rc_len,
 		goto out;
 	}
 	if ((rc = read_hyperparameters(cfg, hp_json, err, errlen)) < 0)
+		goto out;
+	if ((rc = read_distribution(cfg, err, errlen)) < 0)
 		goto out;
 	if ((rc = read_inputdata(cfg, idc_json, err, errlen)) < 0)
 		goto out;

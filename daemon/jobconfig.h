@@ -63,6 +63,14 @@ struct smt_jobconfig {
 	size_t ndist_groups;
 	char *job_name;
 	char *submit_dir;
+
+	/* The distributions other than MPI (read_distribution); -1 / NULL when absent. */
+	int smddp_enabled;             /* sagemaker_distributed_dataparallel_enabled */
+	int pytorch_ddp_enabled;       /* sagemaker_pytorch_ddp_enabled */
+	int torch_distributed_enabled; /* sagemaker_torch_distributed_enabled */
+	char *smddp_options;           /* sagemaker_distributed_dataparallel_custom_mpi_options */
+	char *sm_instance_type;        /* sagemaker_instance_type */
+	json_t *mp_parameters;         /* the user hyperparameter mp_parameters, decoded */
 };
 
 /*

@@ -21,7 +21,8 @@ daemon_libsmtd_a_SOURCES += daemon/options.c daemon/options.h \
 	daemon/shellwords.c daemon/shellwords.h \
 	daemon/mpiargv.c daemon/mpiargv.h \
 	daemon/ompiparams.c daemon/ompiparams.h \
-	daemon/smenv.c daemon/smenv.h
+	daemon/smenv.c daemon/smenv.h \
+	daemon/pathsearch.c daemon/pathsearch.h
 
 # Processes: starting them, reaping them, knowing them, the job on a host.
 daemon_libsmtd_a_SOURCES += daemon/spawn.c daemon/spawn.h \

@@ -110,6 +110,34 @@ static int in_list(const char *const *list, const char *s)
 	return 0;
 }
 
+int smt_mpiargv_efa_type(const char *type)
+{
+	return in_list(efa_types, type);
+}
+
+int smt_mpiargv_efa_rdma_type(const char *type)
+{
+	return in_list(efa_rdma_types, type);
+}
+
+/* A flag of the defaults ("--oversubscribe"): a custom repeat is dropped. */
+static int add_flag(struct items *it, const char *flag)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "flag:%s", flag);
+	return add(it, key, 1, flag, NULL, NULL);
+}
+
+/* -x ASSIGNMENT after the custom options, unless one of them set it. */
+static int add_x_unless(struct items *it, const char *assignment)
+{
+	char key[256];
+
+	snprintf(key, sizeof(key), "x:%.*s", (int)strcspn(assignment, "="), assignment);
+	return find(it, key) ? 0 : add_x(it, assignment);
+}
+
 /* SPEC §6's btl ^openib on top of the site's value (see mpiargv.h). */
 static int btl_value(const char *site, char *out, size_t outlen)
 {
@@ -140,40 +168,113 @@ static int btl_value(const char *site, char *out, size_t outlen)
 	return 0;
 }
 
-static int defaults(struct items *it, const struct smt_mpiargv_in *in)
+static int nhosts(const struct smt_mpiargv_in *in)
 {
-	char buf[512], btl[4096], *hosts = NULL;
+	int n = 0;
+
+	while (in->hosts[n])
+		n++;
+	return n;
+}
+
+/* --host h1:N,h2:N (SMDataParallel on one host: the plain name), or the hostfile. */
+static int hosts_option(struct items *it, const struct smt_mpiargv_in *in)
+{
+	char *hosts = NULL;
 	size_t len = 0;
 	FILE *f;
+	int rc;
+
+	if (in->hostfile)
+		return add(it, NULL, 2, "--hostfile", in->hostfile, NULL);
+	f = open_memstream(&hosts, &len);
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; in->hosts[i]; i++) {
+		fprintf(f, "%s%s", i ? "," : "", in->hosts[i]);
+		if (in->kind == SMT_MPIARGV_MPI || nhosts(in) > 1)
+			fprintf(f, ":%ld", in->processes_per_host);
+	}
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	rc = add(it, NULL, 2, "--host", hosts, NULL);
+	free(hosts);
+	return rc;
+}
+
+/*
+ * mpirun splits orte_launch_agent into words itself, and the workers'
+ * shell runs them: the paths are quoted for it (shellwords.h).
+ */
+static int launch_agent(struct items *it, const struct smt_mpiargv_in *in, char *err,
+			size_t errlen)
+{
+	char *smtctl = NULL, *socket = NULL, *value = NULL, bad = 0;
+	int rc, custom_socket = in->socket && strcmp(in->socket, SMT_SOCKET_DEFAULT) != 0;
+
+	rc = smt_shellwords_quote(in->smtctl, &smtctl, &bad);
+	if (rc == 0 && custom_socket)
+		rc = smt_shellwords_quote(in->socket, &socket, &bad);
+	if (rc == -EINVAL) {
+		snprintf(err, errlen, "the path %s cannot be quoted for the workers' shell (byte 0x%02x)",
+			 smtctl ? in->socket : in->smtctl, (unsigned char)bad);
+		rc = -EILSEQ;
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	if ((custom_socket ? asprintf(&value, "%s --socket %s exec-orted orted", smtctl, socket) :
+			     asprintf(&value, "%s exec-orted orted", smtctl)) < 0) {
+		value = NULL;
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = add_mca(it, "orte_launch_agent", value);
+out:
+	free(value);
+	free(smtctl);
+	free(socket);
+	return rc;
+}
+
+/* What every launch forwards: LD_PRELOAD, the AWS credentials, the SM_* variables. */
+static int forwarded(struct items *it, const struct smt_mpiargv_in *in)
+{
+	char buf[4200];
+	int rc = 0;
+
+	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s", in->preload);
+	rc |= add_x(it, buf);
+	for (size_t i = 0; smt_mpiargv_aws_names[i]; i++)
+		if (smt_env_get(in->envp, smt_mpiargv_aws_names[i]))
+			rc |= add_x(it, smt_mpiargv_aws_names[i]);
+	for (size_t i = 0; in->forward && in->forward[i]; i++)
+		rc |= add_x(it, in->forward[i]);
+	return rc;
+}
+
+/* mpi.py's MasterRunner: the options before the custom ones. */
+static int mpi_defaults(struct items *it, const struct smt_mpiargv_in *in, const char *btl)
+{
+	char buf[512];
 	int rc = 0;
 
 	rc |= add(it, NULL, 1, in->mpirun, NULL, NULL);
-	if (in->hostfile) {
-		rc |= add(it, NULL, 2, "--hostfile", in->hostfile, NULL);
-	} else {
-		f = open_memstream(&hosts, &len);
-		if (!f)
-			return -ENOMEM;
-		for (size_t i = 0; in->hosts[i]; i++)
-			fprintf(f, "%s%s:%ld", i ? "," : "", in->hosts[i], in->processes_per_host);
-		if (fclose(f) != 0)
-			return -ENOMEM;
-		rc |= add(it, NULL, 2, "--host", hosts, NULL);
-		free(hosts);
-	}
+	rc |= hosts_option(it, in);
 	snprintf(buf, sizeof(buf), "%ld", in->num_processes);
 	rc |= add(it, NULL, 2, "-np", buf, NULL);
-	rc |= add(it, NULL, 1, "--allow-run-as-root", NULL, NULL);
-	rc |= add(it, NULL, 1, "--display-map", NULL, NULL);
-	rc |= add(it, NULL, 1, "--tag-output", NULL, NULL);
+	rc |= add_flag(it, "--allow-run-as-root");
+	/* The ranks' output is captured on their own hosts (SPEC §7): what
+	 * still passes through mpirun's forwarding is tagged, as the toolkit
+	 * does; --xml crashed mpirun on non-ASCII output. */
+	rc |= add_flag(it, "--display-map");
+	rc |= add_flag(it, "--tag-output");
 	rc |= add_mca(it, "btl_tcp_if_include", in->iface);
 	rc |= add_mca(it, "oob_tcp_if_include", in->iface);
 	rc |= add_mca(it, "plm_rsh_no_tree_spawn", "1");
 	rc |= add(it, "bind-to", 2, "-bind-to", "none", NULL);
 	rc |= add(it, "map-by", 2, "-map-by", "slot", NULL);
 	rc |= add_mca(it, "pml", "ob1");
-	if (btl_value(in->site_btl, btl, sizeof(btl)) < 0)
-		return -ENAMETOOLONG;
 	rc |= add_mca(it, "btl", btl);
 	rc |= add_mca(it, "orte_abort_on_non_zero_status", "1");
 	rc |= add_mca(it, "btl_vader_single_copy_mechanism", "none");
@@ -183,27 +284,81 @@ static int defaults(struct items *it, const struct smt_mpiargv_in *in)
 	rc |= add_x(it, "NCCL_DEBUG=INFO");
 	rc |= add_x(it, "LD_LIBRARY_PATH");
 	rc |= add_x(it, "PATH");
-	snprintf(buf, sizeof(buf), "LD_PRELOAD=%s", in->preload);
-	rc |= add_x(it, buf);
-	for (size_t i = 0; smt_mpiargv_aws_names[i]; i++)
-		if (smt_env_get(in->envp, smt_mpiargv_aws_names[i]))
-			rc |= add_x(it, smt_mpiargv_aws_names[i]);
-	for (size_t i = 0; in->forward && in->forward[i]; i++)
-		rc |= add_x(it, in->forward[i]);
-	if (in_list(efa_types, in->instance_type)) {
+	rc |= forwarded(it, in);
+	if (smt_mpiargv_efa_type(in->instance_type)) {
 		rc |= add_x(it, "FI_PROVIDER=efa");
 		rc |= add_x(it, "NCCL_PROTO=simple");
 	}
-	if (in_list(efa_rdma_types, in->instance_type))
+	if (smt_mpiargv_efa_rdma_type(in->instance_type))
 		rc |= add_x(it, "FI_EFA_USE_DEVICE_RDMA=1");
-	if (in->hosts[0] && in->hosts[1]) {
-		/* mpirun splits this value into words itself. */
-		if (in->socket && strcmp(in->socket, SMT_SOCKET_DEFAULT) != 0)
-			snprintf(buf, sizeof(buf), "%s --socket %s exec-orted orted", in->smtctl,
-				 in->socket);
-		else
-			snprintf(buf, sizeof(buf), "%s exec-orted orted", in->smtctl);
-		rc |= add_mca(it, "orte_launch_agent", buf);
+	return rc ? -ENOMEM : 0;
+}
+
+/* Toolkit 4.5.0's _modelparallel_environment_command, after the custom options. */
+static int mpi_modelparallel(struct items *it, const struct smt_mpiargv_in *in)
+{
+	int rc = 0;
+
+	if (!in->modelparallel || in->torch_major < 0)
+		return 0;
+	rc |= add_x_unless(it, "NCCL_PROTO=simple");
+	/* torch 2 and later hang without it (the toolkit's comment). */
+	if (in->torch_major > 1)
+		rc |= add_x_unless(it, "NCCL_ALGO=ring");
+	return rc ? -ENOMEM : 0;
+}
+
+/* smdataparallel.py's SMDataParallelRunner: the options before the custom ones. */
+static int smddp_defaults(struct items *it, const struct smt_mpiargv_in *in, const char *btl)
+{
+	char buf[512];
+	int rc = 0, n = nhosts(in);
+
+	rc |= add(it, NULL, 1, in->mpirun, NULL, NULL);
+	rc |= hosts_option(it, in);
+	snprintf(buf, sizeof(buf), "%ld", in->num_processes);
+	rc |= add(it, NULL, 2, "-np", buf, NULL);
+	rc |= add_flag(it, "--allow-run-as-root");
+	rc |= add_flag(it, "--tag-output");
+	rc |= add_flag(it, "--oversubscribe");
+	rc |= add_mca(it, "btl_tcp_if_include", in->iface);
+	rc |= add_mca(it, "oob_tcp_if_include", in->iface);
+	rc |= add_mca(it, "plm_rsh_no_tree_spawn", "1");
+	rc |= add_mca(it, "pml", "ob1");
+	rc |= add_mca(it, "btl", btl);
+	rc |= add_mca(it, "orte_abort_on_non_zero_status", "1");
+	rc |= add_mca(it, "btl_vader_single_copy_mechanism", "none");
+	snprintf(buf, sizeof(buf), "%d", n);
+	rc |= add_mca(it, "plm_rsh_num_concurrent", buf);
+	snprintf(buf, sizeof(buf), "NCCL_SOCKET_IFNAME=%s", in->iface);
+	rc |= add_x(it, buf);
+	rc |= add_x(it, "NCCL_DEBUG=INFO");
+	rc |= add_x(it, "LD_LIBRARY_PATH");
+	rc |= add_x(it, "PATH");
+	rc |= add_x(it, n > 1 ? "SMDATAPARALLEL_USE_HOMOGENEOUS=1" : "SMDATAPARALLEL_USE_SINGLENODE=1");
+	rc |= add_x(it, "FI_PROVIDER=efa");
+	rc |= add_x(it, "RDMAV_FORK_SAFE=1");
+	rc |= forwarded(it, in);
+	return rc ? -ENOMEM : 0;
+}
+
+/* SMDataParallel's variables after the custom options. */
+static int smddp_after_custom(struct items *it, const struct smt_mpiargv_in *in)
+{
+	char buf[512];
+	int rc = 0;
+
+	if (smt_mpiargv_efa_type(in->instance_type))
+		rc |= add_x_unless(it, "NCCL_PROTO=simple");
+	if (smt_mpiargv_efa_rdma_type(in->instance_type))
+		rc |= add_x_unless(it, "FI_EFA_USE_DEVICE_RDMA=1");
+	if (nhosts(in) > 1) {
+		snprintf(buf, sizeof(buf), "SMDATAPARALLEL_SERVER_ADDR=%s", in->hosts[0]);
+		rc |= add_x_unless(it, buf);
+		rc |= add_x_unless(it, "SMDATAPARALLEL_SERVER_PORT=7592");
+		snprintf(buf, sizeof(buf), "SAGEMAKER_INSTANCE_TYPE=%s",
+			 in->instance_type ? in->instance_type : "local");
+		rc |= add_x_unless(it, buf);
 	}
 	return rc ? -ENOMEM : 0;
 }
@@ -227,23 +382,29 @@ static int custom(struct items *it, char **w, size_t n)
 			if ((item = find(it, key)))
 				rc = replace_word(item, 2, w[i + 2]);
 			else
-				rc = add(it, NULL, 3, w[i], w[i + 1], w[i + 2]);
+				rc = add(it, key, 3, w[i], w[i + 1], w[i + 2]);
 			i += 2;
 		} else if (strcmp(w[i], "-x") == 0 && i + 1 < n) {
 			snprintf(key, sizeof(key), "x:%.*s", (int)strcspn(w[i + 1], "="), w[i + 1]);
 			if ((item = find(it, key)))
 				rc = replace_word(item, 1, w[i + 1]);
 			else
-				rc = add(it, NULL, 2, w[i], w[i + 1], NULL);
+				rc = add(it, key, 2, w[i], w[i + 1], NULL);
 			i++;
 		} else if ((strcmp(w[i], "-bind-to") == 0 || strcmp(w[i], "--bind-to") == 0 ||
 			    strcmp(w[i], "-map-by") == 0 || strcmp(w[i], "--map-by") == 0) &&
 			   i + 1 < n) {
-			item = find(it, w[i][1] == '-' ? w[i] + 2 : w[i] + 1);
-			rc = replace_word(item, 1, w[i + 1]);
+			const char *k = w[i][1] == '-' ? w[i] + 2 : w[i] + 1;
+
+			if ((item = find(it, k)))
+				rc = replace_word(item, 1, w[i + 1]);
+			else
+				rc = add(it, k, 2, w[i], w[i + 1], NULL);
 			i++;
 		} else {
-			rc = add(it, NULL, 1, w[i], NULL, NULL);
+			snprintf(key, sizeof(key), "flag:%s", w[i]);
+			if (!find(it, key))
+				rc = add(it, NULL, 1, w[i], NULL, NULL);
 		}
 	}
 	return rc;
@@ -261,13 +422,23 @@ static void items_free(struct items *it)
 
 int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err, size_t errlen)
 {
+	const char *type = in->instance_type ? in->instance_type : "local";
 	struct items it = { 0 };
-	char **words = NULL, **argv = NULL;
+	char **words = NULL, **argv = NULL, btl[4096];
+	const char *wrapper[6] = { NULL };
 	size_t nwords = 0, total = 0, k = 0;
 	int rc;
 
 	*argvp = NULL;
-	if ((rc = defaults(&it, in)) < 0)
+	if (btl_value(in->site_btl, btl, sizeof(btl)) < 0) {
+		snprintf(err, errlen, "the btl value is longer than %zu bytes", sizeof(btl) - 1);
+		return -EINVAL;
+	}
+	rc = in->kind == SMT_MPIARGV_SMDDP ? smddp_defaults(&it, in, btl) :
+					       mpi_defaults(&it, in, btl);
+	if (rc == 0 && in->hosts[0] && in->hosts[1])
+		rc = launch_agent(&it, in, err, errlen);
+	if (rc < 0)
 		goto out;
 	if (in->custom) {
 		rc = smt_shellwords_split(in->custom, &words, &nwords, err, errlen);
@@ -276,11 +447,22 @@ int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err,
 		if ((rc = custom(&it, words, nwords)) < 0)
 			goto out;
 	}
+	rc = in->kind == SMT_MPIARGV_SMDDP ? smddp_after_custom(&it, in) :
+					       mpi_modelparallel(&it, in);
+	if (rc < 0)
+		goto out;
+	if (in->kind == SMT_MPIARGV_SMDDP && in->smddprun) {
+		wrapper[0] = "smddprun";
+	} else if (in->kind == SMT_MPIARGV_MPI && in->modelparallel && in->smddpmprun) {
+		wrapper[0] = "smddpmprun";
+		wrapper[1] = "-i";
+		wrapper[2] = type;
+		wrapper[3] = "--allow-bypass";
+	}
 	for (size_t i = 0; i < it.n; i++)
 		total += (size_t)it.v[i].n;
-	for (size_t i = 0; in->rank_argv[i]; i++)
-		total++;
-	total += smt_strv_len(in->launcher);
+	total += smt_strv_len(in->launcher) + smt_strv_len((char *const *)wrapper) +
+		 smt_strv_len(in->rank_argv);
 	rc = -ENOMEM;
 	argv = calloc(total + 1, sizeof(*argv));
 	if (!argv)
@@ -290,8 +472,12 @@ int smt_mpiargv_build(const struct smt_mpiargv_in *in, char ***argvp, char *err,
 			argv[k++] = it.v[i].words[j];
 			it.v[i].words[j] = NULL;
 		}
+	/* The launcher first: it must be what orted starts, whatever wraps the program. */
 	for (size_t i = 0; in->launcher && in->launcher[i]; i++)
 		if (!(argv[k++] = strdup(in->launcher[i])))
+			goto out;
+	for (size_t i = 0; wrapper[i]; i++)
+		if (!(argv[k++] = strdup(wrapper[i])))
 			goto out;
 	for (size_t i = 0; in->rank_argv[i]; i++)
 		if (!(argv[k++] = strdup(in->rank_argv[i])))

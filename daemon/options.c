@@ -25,7 +25,7 @@ enum {
 	OPT_LAUNCH_TIMEOUT, OPT_RESULT_TIMEOUT, OPT_PEER_TIMEOUT, OPT_GRACE, OPT_LOG_FORMAT,
 	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_SSHD_CONFIG,
 	OPT_RANK_LOG_DIR, OPT_PROGRESS_PATTERN, OPT_JOB_CGROUP, OPT_STALL_TIMEOUT,
-	OPT_START_TIMEOUT,
+	OPT_START_TIMEOUT, OPT_LAUNCH,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +45,7 @@ static const struct option long_options[] = {
 	{ "sshd", required_argument, NULL, OPT_SSHD },
 	{ "mpi", no_argument, NULL, OPT_MPI },
 	{ "no-mpi", no_argument, NULL, OPT_NO_MPI },
+	{ "launch", required_argument, NULL, OPT_LAUNCH },
 	{ "processes-per-host", required_argument, NULL, OPT_PPN },
 	{ "num-processes", required_argument, NULL, OPT_NP },
 	{ "wait-timeout", required_argument, NULL, OPT_WAIT_TIMEOUT },
@@ -84,6 +85,7 @@ void smt_options_usage(FILE *out)
 	      "  --preload PATH             libsmthostname.so for the ranks (SMTD_PRELOAD)\n"
 	      "  --program NAME             program in the code directory (SAGEMAKER_PROGRAM)\n"
 	      "  --mpi, --no-mpi            run under MPI or standalone (SMTD_MPI_ENABLED)\n"
+	      "  --launch KIND              auto, standalone, mpi, smddp or torchrun (SMTD_LAUNCH)\n"
 	      "  --mpi-options WORDS        custom mpirun options (SMTD_MPI_OPTIONS)\n"
 	      "  --processes-per-host N     ranks per host (SMTD_PROCESSES_PER_HOST)\n"
 	      "  --num-processes N          ranks in all (SMTD_NUM_PROCESSES)\n"
@@ -244,6 +246,18 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		snprintf(err, errlen, "%s: '%s' is not one of true, false, 1, 0", what, val);
 		return -EINVAL;
 	case OPT_NO_MPI: o->mpi_enabled = 0; return 0;
+	case OPT_LAUNCH: {
+		static const char *const kinds[] = { "auto", "standalone", "mpi", "smddp", "torchrun" };
+
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (strcmp(val, kinds[i]) == 0) {
+				o->launch = i ? val : NULL;
+				return 0;
+			}
+		snprintf(err, errlen, "%s: '%s' is not one of auto, standalone, mpi, smddp, torchrun",
+			 what, val);
+		return -EINVAL;
+	}
 	case OPT_PPN: return parse_count(what, val, &o->processes_per_host, err, errlen);
 	case OPT_NP: return parse_count(what, val, &o->num_processes, err, errlen);
 	case OPT_WAIT_TIMEOUT: secs = &o->wait_timeout; break;
@@ -285,7 +299,7 @@ static const struct {
 	{ "SMTD_SSH_PATH", OPT_SSH_PATH }, { "SMTD_SMTCTL", OPT_SMTCTL },
 	{ "SMTD_PRELOAD", OPT_PRELOAD }, { "SAGEMAKER_PROGRAM", OPT_PROGRAM },
 	{ "SMTD_MPI_OPTIONS", OPT_MPI_OPTIONS }, { "SMTD_CURRENT_HOST", OPT_CURRENT_HOST },
-	{ "SMTD_SSHD", OPT_SSHD }, { "SMTD_MPI_ENABLED", OPT_MPI },
+	{ "SMTD_SSHD", OPT_SSHD }, { "SMTD_MPI_ENABLED", OPT_MPI }, { "SMTD_LAUNCH", OPT_LAUNCH },
 	{ "SMTD_PROCESSES_PER_HOST", OPT_PPN }, { "SMTD_NUM_PROCESSES", OPT_NP },
 	{ "SMTD_WAIT_TIMEOUT", OPT_WAIT_TIMEOUT }, { "SMTD_LAUNCH_TIMEOUT", OPT_LAUNCH_TIMEOUT },
 	{ "SMTD_RESULT_TIMEOUT", OPT_RESULT_TIMEOUT }, { "SMTD_PEER_TIMEOUT", OPT_PEER_TIMEOUT },

@@ -42,6 +42,9 @@ struct smt_options {
 				     * and /dev/nvidiaN in the GPU count (tests) */
 	enum smt_sshd_mode sshd_mode; /* --sshd auto|always|never, SMTD_SSHD */
 	int mpi_enabled;           /* --mpi / --no-mpi, SMTD_MPI_ENABLED; -1 unset */
+	const char *launch;        /* --launch standalone|mpi|smddp|torchrun, SMTD_LAUNCH:
+				    * decides the launch alone (plan.h); NULL or "auto":
+				    * the hyperparameters decide */
 	long processes_per_host;   /* --processes-per-host, SMTD_PROCESSES_PER_HOST; -1 unset */
 	long num_processes;        /* --num-processes, SMTD_NUM_PROCESSES; -1 unset */
 	double wait_timeout;       /* seconds; --wait-timeout, SMTD_WAIT_TIMEOUT; 3600 */

@@ -1,8 +1,9 @@
 /*
  * plan.c - what this host will do (see plan.h): the options and the job
- * files, resolved into a role, the hosts, the process counts, the rank
- * command, the mpirun argv and the environment.  Pure logic apart from
- * reading the files, probing the GPU count and stat'ing the code directory.
+ * files, resolved into a launch, a role, the hosts, the process counts,
+ * the rank command, what this host executes and the environment.  Pure
+ * logic apart from reading the files, probing the GPUs and Neuron devices,
+ * stat'ing the code directory and looking programs up on PATH.
  */
 #include "config.h"
 
@@ -22,8 +23,9 @@
 #include "mpiargv.h"
 #include "ompiparams.h"
 #include "plan.h"
+#include "pathsearch.h"
+#include "shellwords.h"
 #include "smenv.h"
-#include "spawn.h"
 #include "strv.h"
 
 #ifndef SMT_PRELOAD_DEFAULT
@@ -36,10 +38,17 @@
 struct smt_plan {
 	struct smt_options opts; /* with every default filled in */
 	struct smt_jobconfig *cfg;
+	enum smt_launch launch;
+	char reason[160];
 	enum smt_role role;
 	char **dist_hosts; /* NULL-terminated; strings belong to cfg */
 	size_t ndist;
+	char *dist_groups[2]; /* the default distribution group; belongs to cfg */
 	long ppn, np;
+	long num_gpus, num_neurons;
+	char **launcher;   /* SMTCTL [--socket S] rank -- */
+	char **torchrun_argv; /* this host's, on torchrun's hosts */
+	char **warnings;
 	char *code_dir;
 	char *program; /* the entry point, NULL with a -- COMMAND */
 	char **user_args;
@@ -143,6 +152,76 @@ static long gpu_count(const char *prefix)
 	return n;
 }
 
+/* The first line of PATH as a positive number, else 0. */
+static long read_count(const char *path)
+{
+	char buf[32];
+	long n = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%ld", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n > 0 && n < 1024 ? n : 0;
+}
+
+/*
+ * Neuron cores, as the toolkit counts them: the sum of the nc_count that
+ * `neuron-ls -j` reports for each device, without running it.  Each
+ * /dev/neuronN is a device; the driver publishes its cores in
+ * /sys/devices/virtual/neuron_device/neuronN/core_count.  neuron-ls
+ * reports the logical cores of Trainium2 and later, the physical ones
+ * grouped by NEURON_LOGICAL_NC_CONFIG (2 unless set to 1).  A device whose
+ * count cannot be read counts 2, the cores of a Trainium1 or Inferentia2.
+ */
+static long neuron_cores(const char *prefix, char *const *envp)
+{
+	const char *lnc = smt_env_get(envp, "NEURON_LOGICAL_NC_CONFIG");
+	long n = 0, group = lnc && strcmp(lnc, "1") == 0 ? 1 : 2;
+	char path[4096], name[64];
+	struct dirent *d;
+	DIR *dir;
+
+	if (!prefix)
+		prefix = "";
+	snprintf(path, sizeof(path), "%s/dev", prefix);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		const char *s = d->d_name;
+		long cores;
+		FILE *f;
+
+		if (strncmp(s, "neuron", 6) != 0 || !s[6] || strspn(s + 6, "0123456789") != strlen(s + 6))
+			continue;
+		snprintf(path, sizeof(path), "%s/sys/devices/virtual/neuron_device/%s/core_count",
+			 prefix, s);
+		cores = read_count(path);
+		if (!cores) {
+			n += 2;
+			continue;
+		}
+		snprintf(path, sizeof(path),
+			 "%s/sys/devices/virtual/neuron_device/%s/info/architecture/device_name",
+			 prefix, s);
+		f = fopen(path, "re");
+		name[0] = '\0';
+		if (f) {
+			if (!fgets(name, sizeof(name), f))
+				name[0] = '\0';
+			fclose(f);
+		}
+		if (strncmp(name, "Trainium", 8) == 0 && atoi(name + 8) >= 2 && cores >= group)
+			cores /= group;
+		n += cores;
+	}
+	closedir(dir);
+	return n;
+}
+
 static void resolve_options(struct smt_options *o)
 {
 	if (!o->root)
@@ -179,18 +258,160 @@ static int in_strv(char *const *v, const char *s)
 	return 0;
 }
 
-/* Distribution hosts (SPEC §4), in the order of `hosts`. */
-static int distribution(struct smt_plan *p, int mpi)
+const char *smt_launch_name(enum smt_launch launch)
+{
+	switch (launch) {
+	case SMT_LAUNCH_MPI: return "mpi";
+	case SMT_LAUNCH_SMDDP: return "smddp";
+	case SMT_LAUNCH_TORCHRUN: return "torchrun";
+	default: return "standalone";
+	}
+}
+
+/*
+ * The distribution hyperparameters of the SageMaker SDK and training
+ * toolkit (estimator.py's LAUNCH_*_ENV_NAME, environment.py's
+ * get_distribution_instance_groups_from_resource_config), and what smtd
+ * does with each.  Any other sagemaker_*_enabled hyperparameter that is
+ * enabled is taken for a distribution smtd does not know, and refused:
+ * running the job some other way would be a silent wrong job.
+ */
+static const struct dist_flag {
+	const char *name;
+	const char *what;    /* for the message; NULL: not a distribution */
+	int launch;          /* enum smt_launch, -1: smtd does not launch it */
+} dist_flags[] = {
+	{ "sagemaker_mpi_enabled", "MPI", SMT_LAUNCH_MPI },
+	{ "sagemaker_distributed_dataparallel_enabled", "SMDataParallel", SMT_LAUNCH_SMDDP },
+	{ "sagemaker_pytorch_ddp_enabled", "SMDataParallel", SMT_LAUNCH_SMDDP },
+	{ "sagemaker_torch_distributed_enabled", "torchrun", SMT_LAUNCH_TORCHRUN },
+	{ "sagemaker_pytorch_xla_multi_worker_enabled", "PyTorch XLA's multi-worker launcher", -1 },
+	{ "sagemaker_parameter_server_enabled", "TensorFlow's parameter servers", -1 },
+	{ "sagemaker_multi_worker_mirrored_strategy_enabled",
+	  "TensorFlow's MultiWorkerMirroredStrategy (TF_CONFIG)", -1 },
+	/* SageMaker Training Compiler: a setting of the framework inside the
+	 * program, which launches the same way with it or without. */
+	{ "sagemaker_training_compiler_enabled", NULL, SMT_LAUNCH_STANDALONE },
+};
+
+#define SMT_LAUNCHES "smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel " \
+	"(sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun " \
+	"(sagemaker_torch_distributed_enabled)"
+
+/* As the toolkit reads a flag: Python's truth of the decoded value. */
+static int truthy(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_TRUE: return 1;
+	case JSON_INTEGER: return json_integer_value(v) != 0;
+	case JSON_REAL: return json_real_value(v) != 0;
+	case JSON_STRING: return json_string_length(v) > 0;
+	case JSON_ARRAY: return json_array_size(v) > 0;
+	case JSON_OBJECT: return json_object_size(v) > 0;
+	default: return 0;
+	}
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A distribution smtd does not launch, enabled: one line, and -EINVAL. */
+static int refuse_unsupported(const struct smt_plan *p, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(p->cfg->framework_params, key, v) {
+		const struct dist_flag *f = NULL;
+		char *shown;
+
+		if (strncmp(key, "sagemaker_", 10) != 0 || !ends_with(key, "_enabled") || !truthy(v))
+			continue;
+		for (size_t i = 0; i < sizeof(dist_flags) / sizeof(dist_flags[0]); i++)
+			if (strcmp(dist_flags[i].name, key) == 0)
+				f = &dist_flags[i];
+		if (f && (!f->what || f->launch >= 0))
+			continue;
+		shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (f)
+			seterr(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
+			       SMT_LAUNCHES "; run this job with the SageMaker training toolkit, or choose a launch with --launch",
+			       p->cfg->hp_path, key, shown ? shown : "true", f->what);
+		else
+			seterr(err, errlen, "%s: %s: %.40s enables what smtd takes for a distribution it does not know; "
+			       SMT_LAUNCHES "; set it to false, or choose a launch with --launch",
+			       p->cfg->hp_path, key, shown ? shown : "true");
+		free(shown);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int choose_launch(struct smt_plan *p, char *err, size_t errlen)
+{
+	const struct smt_options *o = &p->opts;
+	const struct smt_jobconfig *c = p->cfg;
+	static const enum smt_launch all[] = {
+		SMT_LAUNCH_STANDALONE, SMT_LAUNCH_MPI, SMT_LAUNCH_SMDDP, SMT_LAUNCH_TORCHRUN,
+	};
+	int rc;
+
+	if (o->launch) {
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			if (strcmp(o->launch, smt_launch_name(all[i])) == 0)
+				p->launch = all[i];
+		snprintf(p->reason, sizeof(p->reason), "--launch %s (or SMTD_LAUNCH)", o->launch);
+		return 0;
+	}
+	if ((rc = refuse_unsupported(p, err, errlen)) < 0)
+		return rc;
+	if (o->mpi_enabled == 1) {
+		p->launch = SMT_LAUNCH_MPI;
+		snprintf(p->reason, sizeof(p->reason), "--mpi (or SMTD_MPI_ENABLED)");
+	} else if (o->mpi_enabled < 0 && c->mpi_enabled == 1) {
+		p->launch = SMT_LAUNCH_MPI;
+		snprintf(p->reason, sizeof(p->reason), "sagemaker_mpi_enabled is true in hyperparameters.json");
+	} else if (c->smddp_enabled == 1 || c->pytorch_ddp_enabled == 1) {
+		p->launch = SMT_LAUNCH_SMDDP;
+		snprintf(p->reason, sizeof(p->reason), "%s is true in hyperparameters.json",
+			 c->smddp_enabled == 1 ? "sagemaker_distributed_dataparallel_enabled" :
+			 "sagemaker_pytorch_ddp_enabled");
+	} else if (c->torch_distributed_enabled == 1) {
+		p->launch = SMT_LAUNCH_TORCHRUN;
+		snprintf(p->reason, sizeof(p->reason),
+			 "sagemaker_torch_distributed_enabled is true in hyperparameters.json");
+	} else {
+		p->launch = SMT_LAUNCH_STANDALONE;
+		snprintf(p->reason, sizeof(p->reason), "%s",
+			 o->mpi_enabled == 0 && c->mpi_enabled == 1 ?
+			 "--no-mpi (or SMTD_MPI_ENABLED) and no other distribution in hyperparameters.json" :
+			 "no distribution is enabled in hyperparameters.json");
+	}
+	return 0;
+}
+
+/*
+ * Distribution hosts (SPEC §4), in the order of `hosts`: those of the
+ * groups sagemaker_distribution_instance_groups names, by default the
+ * current group when a distribution is launched and there are groups (as
+ * SM_DISTRIBUTION_INSTANCE_GROUPS says too); all hosts without groups.
+ */
+static int distribution(struct smt_plan *p)
 {
 	struct smt_jobconfig *c = p->cfg;
 	char **groups = c->dist_groups;
-	char *cur[2] = { c->current_group, NULL };
 
 	p->dist_hosts = calloc(c->nhosts + 1, sizeof(char *));
 	if (!p->dist_hosts)
 		return -ENOMEM;
-	if (!groups && mpi && c->current_group && c->ngroups)
-		groups = cur;
+	if (!groups && p->launch != SMT_LAUNCH_STANDALONE && c->current_group && c->ngroups) {
+		p->dist_groups[0] = c->current_group;
+		groups = p->dist_groups;
+	}
 	for (size_t i = 0; i < c->nhosts; i++) {
 		int take = !groups || !c->ngroups;
 
@@ -242,6 +463,12 @@ static char *arg_value(json_t *v)
 		fclose(f);
 		return s;
 	}
+	if (json_is_real(v)) {
+		char real[64];
+
+		smt_smenv_real(json_real_value(v), real, sizeof(real));
+		return strdup(real);
+	}
 	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 
@@ -281,9 +508,32 @@ out:
 	return rc;
 }
 
-static int rank_command(struct smt_plan *p, int under_mpi, char *err, size_t errlen)
+/*
+ * The toolkit pip-installs a code directory with a setup.py and runs the
+ * entry point as a module of the installed package; smtd installs nothing,
+ * and running the file as a script instead would be another program
+ * (imports, dependencies): refused, with what to do.
+ */
+static int refuse_package(const struct smt_plan *p, const char *program, char *err,
+			  size_t errlen)
+{
+	const char *dot = strrchr(program, '.');
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/setup.py", p->code_dir);
+	if (stat(path, &st) < 0)
+		return 0;
+	seterr(err, errlen, "%s: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m %.*s); smtd installs nothing and would run %s as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --",
+	       path, (int)(dot && strcmp(dot, ".py") == 0 ? dot - program : (int)strlen(program)),
+	       program, program);
+	return -EINVAL;
+}
+
+static int rank_command(struct smt_plan *p, char *err, size_t errlen)
 {
 	const struct smt_options *o = &p->opts;
+	int distributed = p->role != SMT_ROLE_STANDALONE;
 	struct strv s = { 0 };
 	const char *program;
 	const char *dot;
@@ -312,15 +562,21 @@ static int rank_command(struct smt_plan *p, int under_mpi, char *err, size_t err
 		       p->cfg->hp_path);
 		return -EINVAL;
 	}
+	if ((rc = refuse_package(p, program, err, errlen)) < 0)
+		return rc;
 	if (!(p->program = strdup(program)))
 		return -ENOMEM;
 	dot = strrchr(program, '.');
 	rc = 0;
 	if (dot && strcmp(dot, ".py") == 0) {
 		rc |= strv_push(&s, "python3");
-		if (under_mpi) {
+		if (distributed && (p->launch == SMT_LAUNCH_MPI || p->launch == SMT_LAUNCH_SMDDP)) {
+			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason). */
 			rc |= strv_push(&s, "-m");
 			rc |= strv_push(&s, "mpi4py");
+		} else if (distributed && p->launch == SMT_LAUNCH_TORCHRUN) {
+			/* What torchrun runs for a script without --no_python. */
+			rc |= strv_push(&s, "-u");
 		}
 	}
 	if (program[0] == '/')
@@ -340,6 +596,35 @@ out:
 	return rc;
 }
 
+/* This host's instance type: resourceconfig.json's, else its group's. */
+static const char *own_instance_type(const struct smt_jobconfig *c)
+{
+	if (c->current_instance_type)
+		return c->current_instance_type;
+	for (size_t i = 0; i < c->ngroups; i++)
+		if (c->current_group && strcmp(c->groups[i].name, c->current_group) == 0)
+			return c->groups[i].instance_type;
+	return NULL;
+}
+
+/* What torch_distributed.py sets in torchrun's environment (SPEC §13). */
+static int torchrun_vars(const struct smt_plan *p, json_t *vars)
+{
+	const char *type = own_instance_type(p->cfg);
+	int rc = 0;
+
+	rc |= json_object_set_new(vars, "NCCL_SOCKET_IFNAME", json_string(p->cfg->iface));
+	/* Simple protocol for EFA's out-of-order delivery, on every type (toolkit 4.8). */
+	rc |= json_object_set_new(vars, "NCCL_PROTO", json_string("simple"));
+	if (smt_mpiargv_efa_type(type))
+		rc |= json_object_set_new(vars, "FI_PROVIDER", json_string("efa"));
+	if (smt_mpiargv_efa_rdma_type(type)) {
+		rc |= json_object_set_new(vars, "FI_EFA_USE_DEVICE_RDMA", json_string("1"));
+		rc |= json_object_set_new(vars, "RDMAV_FORK_SAFE", json_string("1"));
+	}
+	return rc ? -ENOMEM : 0;
+}
+
 static int environment(struct smt_plan *p, char **envp)
 {
 	struct smt_smenv_in in = {
@@ -347,9 +632,11 @@ static int environment(struct smt_plan *p, char **envp)
 		.code_dir = p->code_dir,
 		.program = p->program,
 		.dist_hosts = p->dist_hosts,
+		.dist_groups = p->cfg->dist_groups ? p->cfg->dist_groups : p->dist_groups,
 		.master = p->ndist ? p->dist_hosts[0] : p->cfg->current_host,
 		.user_args = p->user_args,
-		.num_gpus = gpu_count(p->opts.gpu_probe_root),
+		.num_gpus = p->num_gpus,
+		.num_neurons = p->num_neurons,
 		.num_cpus = sysconf(_SC_NPROCESSORS_ONLN),
 	};
 	struct strv names = { 0 }, fwd = { 0 }, env = { 0 };
@@ -363,6 +650,9 @@ static int environment(struct smt_plan *p, char **envp)
 	/* The preload library must read this host's resourceconfig.json. */
 	rc = json_object_set_new(vars, "SMTD_RESOURCE_CONFIG", json_string(p->cfg->rc_path));
 	if (rc < 0)
+		goto nomem;
+	if (p->launch == SMT_LAUNCH_TORCHRUN && p->role != SMT_ROLE_STANDALONE &&
+	    torchrun_vars(p, vars) < 0)
 		goto nomem;
 	json_object_foreach(vars, name, v)
 		if (strv_push(&names, name) < 0)
@@ -428,22 +718,152 @@ static int hostfile(struct smt_plan *p)
 
 #define SMT_HOSTFILE_THRESHOLD 64
 
+static int warn(struct smt_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int warn(struct smt_plan *p, const char *fmt, ...)
+{
+	struct strv s = { .v = p->warnings, .n = smt_strv_len(p->warnings) };
+	va_list ap;
+	char *msg;
+	int rc;
+
+	s.cap = s.n + 1;
+	va_start(ap, fmt);
+	rc = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	rc = strv_push(&s, msg);
+	free(msg);
+	p->warnings = s.v;
+	return rc;
+}
+
+static int installed(const char *prog, char **envp)
+{
+	return smt_path_find(prog, envp, NULL, NULL, 0) == 0;
+}
+
+/* The rank launcher's words (plan.h says why it is there). */
+static int launcher(struct smt_plan *p)
+{
+	const struct smt_options *o = &p->opts;
+	struct strv s = { 0 };
+	int rc = 0;
+
+	rc |= strv_push(&s, o->smtctl_path);
+	if (strcmp(o->socket_path, SMT_SOCKET_DEFAULT) != 0) {
+		rc |= strv_push(&s, "--socket");
+		rc |= strv_push(&s, o->socket_path);
+	}
+	rc |= strv_push(&s, "rank");
+	rc |= strv_push(&s, "--");
+	p->launcher = s.v;
+	return rc ? -ENOMEM : 0;
+}
+
+/*
+ * The smtctl and socket paths reach the other hosts' shell (mpirun's
+ * orte_launch_agent, `ssh HOST smtctl --socket S ...`): what it would
+ * interpret even quoted is refused (shellwords.h).
+ */
+static int check_remote_paths(const struct smt_plan *p, char *err, size_t errlen)
+{
+	static const char *const names[2] = { "--smtctl (or SMTD_SMTCTL)", "--socket (or SMTD_SOCKET)" };
+	const char *paths[2] = { p->opts.smtctl_path, p->opts.socket_path };
+
+	for (int i = 0; i < 2; i++) {
+		char *q = NULL, bad = 0, shown[8];
+
+		if (smt_shellwords_quote(paths[i], &q, &bad) == 0) {
+			free(q);
+			continue;
+		}
+		if (!q && !bad)
+			return -ENOMEM;
+		if ((unsigned char)bad < 0x20 || bad == 0x7f)
+			snprintf(shown, sizeof(shown), "\\x%02x", (unsigned char)bad);
+		else
+			snprintf(shown, sizeof(shown), "%c", bad);
+		seterr(err, errlen, "%s: \"%.200s\" has '%s', which the shell of the other hosts would interpret: the path reaches them on the command lines that ssh and mpirun's orte_launch_agent run there; choose a path without $ ` \" \\ or control characters",
+		       names[i], paths[i], shown);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The instance type for the EFA variables, smddpmprun -i and SAGEMAKER_INSTANCE_TYPE:
+ * the leader's (sagemaker_instance_type first under SMDataParallel). */
+static const char *leader_instance_type(const struct smt_plan *p)
+{
+	if (p->launch == SMT_LAUNCH_SMDDP && p->cfg->sm_instance_type)
+		return p->cfg->sm_instance_type;
+	for (size_t i = 0; i < p->cfg->ngroups; i++)
+		if (in_strv(p->cfg->groups[i].hosts, p->dist_hosts[0]) &&
+		    p->cfg->groups[i].instance_type)
+			return p->cfg->groups[i].instance_type;
+	return p->cfg->current_instance_type;
+}
+
+/*
+ * Toolkit 4.5.0's model parallel (mpi.py, _modelparallel_environment_command):
+ * mp_parameters set and not empty; NCCL variables from the image's
+ * SM_DLC_TORCH_VERSION; smddpmprun when ddp_dist_backend is auto.
+ */
+static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in *in, char *err,
+			 size_t errlen)
+{
+	json_t *mp = p->cfg->mp_parameters, *backend;
+	const char *version = smt_env_get(envp, "SM_DLC_TORCH_VERSION");
+	char *rendered, shown[96];
+	size_t digits;
+
+	in->torch_major = -1;
+	rendered = mp ? smt_smenv_value(mp) : NULL;
+	if (mp && !rendered)
+		return -ENOMEM;
+	in->modelparallel = rendered && *rendered && strcmp(rendered, "{}") != 0;
+	free(rendered);
+	if (!in->modelparallel)
+		return 0;
+	if (!json_is_object(mp)) {
+		rendered = json_dumps(mp, JSON_ENCODE_ANY | JSON_COMPACT);
+		seterr(err, errlen, "%s: mp_parameters: %.60s is not a JSON object; write the model-parallel parameters as {\"name\": value, ...}",
+		       p->cfg->hp_path, rendered ? rendered : "(value)");
+		free(rendered);
+		return -EINVAL;
+	}
+	if (version && *version) {
+		digits = strspn(version, "0123456789");
+		if (digits == 0 || digits > 6 || (version[digits] && version[digits] != '.')) {
+			snprintf(shown, sizeof(shown), "%.60s", version);
+			seterr(err, errlen, "SM_DLC_TORCH_VERSION (smtd's environment): \"%s\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it",
+			       shown);
+			return -EINVAL;
+		}
+		in->torch_major = atoi(version);
+	}
+	backend = json_object_get(mp, "ddp_dist_backend");
+	in->smddpmprun = (!backend || (json_is_string(backend) &&
+				       strcmp(json_string_value(backend), "auto") == 0)) &&
+			 installed("smddpmprun", envp);
+	return 0;
+}
+
 static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 {
 	const struct smt_options *o = &p->opts;
-	const struct smt_group *grp = NULL;
+	int smddp = p->launch == SMT_LAUNCH_SMDDP;
+	const char *custom = o->mpi_options ? o->mpi_options :
+			     smddp ? p->cfg->smddp_options : p->cfg->mpi_options;
 	char msg[256], mpirun[4096], site_btl[4096];
 	int rc, have_btl;
 
 	if (p->ndist > SMT_HOSTFILE_THRESHOLD && (rc = hostfile(p)) < 0)
 		return rc;
-	for (size_t i = 0; i < p->cfg->ngroups; i++)
-		if (in_strv(p->cfg->groups[i].hosts, p->dist_hosts[0]))
-			grp = &p->cfg->groups[i];
 	/* mpirun not found is reported when it is started, not here. */
 	have_btl = smt_ompi_param("btl", envp,
-				  smt_spawn_find_program(o->mpirun_path, envp, NULL, mpirun,
-							 sizeof(mpirun)) == 0 ? mpirun : NULL,
+				  smt_path_find(o->mpirun_path, envp, NULL, mpirun,
+						sizeof(mpirun)) == 0 ? mpirun : NULL,
 				  site_btl, sizeof(site_btl));
 	if (have_btl == -ENAMETOOLONG) {
 		seterr(err, errlen, "Open MPI's btl parameter (OMPI_MCA_btl or an "
@@ -451,18 +871,8 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		       sizeof(site_btl) - 1);
 		return -EINVAL;
 	}
-	char *launcher[6];
-	int nl = 0;
-	launcher[nl++] = (char *)o->smtctl_path;
-	if (strcmp(o->socket_path, SMT_SOCKET_DEFAULT) != 0) {
-		launcher[nl++] = "--socket";
-		launcher[nl++] = (char *)o->socket_path;
-	}
-	launcher[nl++] = "rank";
-	launcher[nl++] = "--";
-	launcher[nl] = NULL;
 	struct smt_mpiargv_in in = {
-		.launcher = launcher,
+		.kind = smddp ? SMT_MPIARGV_SMDDP : SMT_MPIARGV_MPI,
 		.mpirun = o->mpirun_path,
 		.hosts = p->dist_hosts,
 		.processes_per_host = p->ppn,
@@ -472,31 +882,126 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		.preload = o->preload_path,
 		.smtctl = o->smtctl_path,
 		.socket = o->socket_path,
-		.instance_type = grp && grp->instance_type ? grp->instance_type :
-				 p->cfg->current_instance_type,
+		.instance_type = leader_instance_type(p),
 		.envp = envp,
 		.forward = p->forward,
-		.custom = o->mpi_options ? o->mpi_options : p->cfg->mpi_options,
+		.custom = custom,
 		.rank_argv = p->rank_argv,
 		.site_btl = have_btl == 1 ? site_btl : NULL,
+		.launcher = p->launcher,
+		.torch_major = -1,
 	};
+	if (smddp) {
+		in.smddprun = installed("smddprun", envp);
+		if (!in.smddprun && (rc = warn(p, "smddprun is not on PATH: the ranks run without "
+					       "SMDataParallel's launcher; install the smdistributed "
+					       "dataparallel library in the image")) < 0)
+			return rc;
+	} else if ((rc = modelparallel(p, envp, &in, err, errlen)) < 0) {
+		return rc;
+	}
 	rc = smt_mpiargv_build(&in, &p->mpi_argv, msg, sizeof(msg));
 	if (rc == -EINVAL) {
 		if (o->mpi_options)
 			seterr(err, errlen, "--mpi-options (or SMTD_MPI_OPTIONS): %s; fix the quoting",
 			       msg);
 		else
-			seterr(err, errlen, "%s: sagemaker_mpi_custom_mpi_options: %s; fix the quoting",
-			       p->cfg->hp_path, msg);
+			seterr(err, errlen, "%s: %s: %s; fix the quoting", p->cfg->hp_path,
+			       smddp ? "sagemaker_distributed_dataparallel_custom_mpi_options" :
+			       "sagemaker_mpi_custom_mpi_options", msg);
+	} else if (rc == -EILSEQ) {
+		seterr(err, errlen, "%s", msg);
+		rc = -EINVAL;
 	}
 	return rc;
+}
+
+/*
+ * torch_distributed.py's command, with the launcher through --no_python
+ * (plan.h): torchrun then starts the launcher, which starts the program.
+ */
+static int torchrun_argv(struct smt_plan *p, char **envp)
+{
+	struct strv s = { 0 };
+	size_t node = 0;
+	int rc = 0;
+
+	while (node < p->ndist && strcmp(p->dist_hosts[node], p->cfg->current_host) != 0)
+		node++;
+	if (smt_env_get(envp, "RUN_NEURON_PARALLEL_COMPILE") &&
+	    strcmp(smt_env_get(envp, "RUN_NEURON_PARALLEL_COMPILE"), "1") == 0)
+		rc |= strv_push(&s, "neuron_parallel_compile");
+	rc |= strv_push(&s, "torchrun");
+	rc |= strv_push(&s, "--nnodes");
+	rc |= strv_pushf(&s, "%zu", p->ndist);
+	rc |= strv_push(&s, "--nproc_per_node");
+	rc |= strv_pushf(&s, "%ld", p->ppn);
+	if (p->ndist > 1) {
+		rc |= strv_push(&s, "--master_addr");
+		rc |= strv_push(&s, p->dist_hosts[0]);
+		rc |= strv_push(&s, "--master_port");
+		rc |= strv_push(&s, "7777");
+		rc |= strv_push(&s, "--node_rank");
+		rc |= strv_pushf(&s, "%zu", node);
+	}
+	rc |= strv_push(&s, "--no_python");
+	for (char **w = p->launcher; *w; w++)
+		rc |= strv_push(&s, *w);
+	for (char **w = p->rank_argv; *w; w++)
+		rc |= strv_push(&s, *w);
+	p->torchrun_argv = s.v;
+	if (rc)
+		return -ENOMEM;
+	if (!installed(s.v[0], envp))
+		return warn(p, "%s is not on PATH: this host's launch will fail", s.v[0]);
+	return 0;
+}
+
+/* Processes per host and in all (SPEC §3, §4). */
+static int counts(struct smt_plan *p, char *err, size_t errlen)
+{
+	const struct smt_options *o = &p->opts;
+	int mpi = p->launch == SMT_LAUNCH_MPI;
+
+	if (o->processes_per_host > 0)
+		p->ppn = o->processes_per_host;
+	else if (p->cfg->processes_per_host > 0)
+		p->ppn = p->cfg->processes_per_host;
+	else
+		p->ppn = p->num_gpus > 0 ? p->num_gpus : p->num_neurons;
+	if (p->ppn <= 0)
+		p->ppn = 1;
+	if (p->launch == SMT_LAUNCH_SMDDP || p->launch == SMT_LAUNCH_TORCHRUN) {
+		/* Every distribution host runs processes_per_host: the
+		 * MPI-only sagemaker_mpi_num_processes does not apply. */
+		p->np = (long)p->ndist * p->ppn;
+		if (o->num_processes > 0 && o->num_processes != p->np) {
+			seterr(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld, but %s runs hosts x processes per host (%zu x %ld = %ld); drop it, or set --processes-per-host",
+			       o->num_processes, smt_launch_name(p->launch), p->ndist, p->ppn, p->np);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	p->np = o->num_processes > 0 ? o->num_processes : p->cfg->num_processes;
+	if (p->np > 0 && mpi && (size_t)p->np > p->ndist * (size_t)p->ppn) {
+		if (o->num_processes > 0)
+			seterr(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
+			       p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
+		else
+			seterr(err, errlen, "%s: sagemaker_mpi_num_processes: %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
+			       p->cfg->hp_path, p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
+		return -EINVAL;
+	}
+	if (p->np <= 0)
+		p->np = mpi ? (long)p->ndist * p->ppn : 1;
+	return 0;
 }
 
 int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan **out,
 		   char *err, size_t errlen)
 {
 	struct smt_plan *p;
-	int rc = -ENOMEM, mpi;
+	int rc = -ENOMEM;
 
 	*out = NULL;
 	p = calloc(1, sizeof(*p));
@@ -512,48 +1017,45 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	rc = smt_jobconfig_read(p->opts.root, opts->current_host, &p->cfg, err, errlen);
 	if (rc < 0)
 		goto out;
-	mpi = opts->mpi_enabled >= 0 ? opts->mpi_enabled : p->cfg->mpi_enabled > 0;
-	p->opts.mpi_enabled = mpi;
-	if ((rc = distribution(p, mpi)) < 0)
+	if ((rc = choose_launch(p, err, errlen)) < 0)
 		goto out;
-	if (!mpi || !in_strv(p->dist_hosts, p->cfg->current_host))
+	p->opts.mpi_enabled = p->launch == SMT_LAUNCH_MPI || p->launch == SMT_LAUNCH_SMDDP;
+	if ((rc = distribution(p)) < 0)
+		goto out;
+	if (p->launch == SMT_LAUNCH_STANDALONE || !in_strv(p->dist_hosts, p->cfg->current_host))
 		p->role = SMT_ROLE_STANDALONE;
 	else if (strcmp(p->dist_hosts[0], p->cfg->current_host) == 0)
 		p->role = SMT_ROLE_LEADER;
 	else
 		p->role = SMT_ROLE_WORKER;
-
-	if (opts->processes_per_host > 0)
-		p->ppn = opts->processes_per_host;
-	else if (p->cfg->processes_per_host > 0)
-		p->ppn = p->cfg->processes_per_host;
-	else
-		p->ppn = gpu_count(opts->gpu_probe_root);
-	if (p->ppn <= 0)
-		p->ppn = 1;
-	p->np = opts->num_processes > 0 ? opts->num_processes : p->cfg->num_processes;
-	if (p->np > 0 && mpi && (size_t)p->np > p->ndist * (size_t)p->ppn) {
-		if (opts->num_processes > 0)
-			seterr(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
-			       p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
-		else
-			seterr(err, errlen, "%s: sagemaker_mpi_num_processes: %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
-			       p->cfg->hp_path, p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
-		rc = -EINVAL;
+	if (p->launch != SMT_LAUNCH_STANDALONE && p->ndist > 1 &&
+	    (rc = check_remote_paths(p, err, errlen)) < 0)
 		goto out;
-	}
-	if (p->np <= 0)
-		p->np = mpi ? (long)p->ndist * p->ppn : 1;
+
+	p->num_gpus = gpu_count(opts->gpu_probe_root);
+	p->num_neurons = neuron_cores(opts->gpu_probe_root, envp);
+	if ((rc = counts(p, err, errlen)) < 0)
+		goto out;
 	p->opts.processes_per_host = p->ppn;
 	p->opts.num_processes = p->np;
 
-	if ((rc = rank_command(p, p->role != SMT_ROLE_STANDALONE, err, errlen)) < 0)
+	if ((rc = rank_command(p, err, errlen)) < 0)
+		goto out;
+	if ((rc = launcher(p)) < 0)
 		goto out;
 	if ((rc = environment(p, envp)) < 0)
 		goto out;
 	/* Workers build it too: it checks the custom options on every host. */
-	if (mpi && p->ndist && (rc = mpi_argv(p, envp, err, errlen)) < 0)
+	if ((p->launch == SMT_LAUNCH_MPI || p->launch == SMT_LAUNCH_SMDDP) && p->ndist &&
+	    (rc = mpi_argv(p, envp, err, errlen)) < 0)
 		goto out;
+	if (p->launch == SMT_LAUNCH_TORCHRUN && p->role != SMT_ROLE_STANDALONE &&
+	    (rc = torchrun_argv(p, envp)) < 0)
+		goto out;
+	if (!p->warnings && !(p->warnings = calloc(1, sizeof(char *)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	*out = p;
 	p = NULL;
 	rc = 0;
@@ -578,6 +1080,9 @@ void smt_plan_free(struct smt_plan *p)
 	smt_strv_free(p->forward);
 	smt_strv_free(p->env_names);
 	smt_strv_free(p->envp);
+	smt_strv_free(p->launcher);
+	smt_strv_free(p->torchrun_argv);
+	smt_strv_free(p->warnings);
 	free(p->hostfile);
 	free(p->hostfile_contents);
 	free(p->root);
@@ -586,10 +1091,6 @@ void smt_plan_free(struct smt_plan *p)
 
 const struct smt_options *smt_plan_options(const struct smt_plan *p) { return &p->opts; }
 enum smt_role smt_plan_role(const struct smt_plan *p) { return p->role; }
-enum smt_launch smt_plan_launch(const struct smt_plan *p)
-{
-	return p->opts.mpi_enabled ? SMT_LAUNCH_MPI : SMT_LAUNCH_STANDALONE;
-}
 const char *smt_plan_root(const struct smt_plan *p) { return p->opts.root; }
 const char *smt_plan_current_host(const struct smt_plan *p) { return p ? p->cfg->current_host : NULL; }
 const char *smt_plan_leader(const struct smt_plan *p)
@@ -608,14 +1109,18 @@ const char *smt_plan_dist_host(const struct smt_plan *p, size_t i)
 }
 long smt_plan_processes_per_host(const struct smt_plan *p) { return p->ppn; }
 long smt_plan_num_processes(const struct smt_plan *p) { return p->np; }
+enum smt_launch smt_plan_launch(const struct smt_plan *p) { return p->launch; }
+const char *smt_plan_launch_reason(const struct smt_plan *p) { return p->reason; }
 char *const *smt_plan_argv(const struct smt_plan *p)
 {
-	switch (p->role) {
-	case SMT_ROLE_LEADER: return p->mpi_argv;
-	case SMT_ROLE_STANDALONE: return p->rank_argv;
-	default: return NULL;
-	}
+	if (p->role == SMT_ROLE_STANDALONE)
+		return p->rank_argv;
+	if (p->launch == SMT_LAUNCH_TORCHRUN)
+		return p->torchrun_argv;
+	return p->role == SMT_ROLE_LEADER ? p->mpi_argv : NULL;
 }
+char *const *smt_plan_launcher_argv(const struct smt_plan *p) { return p->launcher; }
+char *const *smt_plan_warnings(const struct smt_plan *p) { return p->warnings; }
 char *const *smt_plan_rank_argv(const struct smt_plan *p) { return p->rank_argv; }
 char *const *smt_plan_mpi_argv(const struct smt_plan *p) { return p->mpi_argv; }
 char *const *smt_plan_envp(const struct smt_plan *p) { return p->envp; }
@@ -664,7 +1169,8 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 	const char *hf = smt_plan_hostfile(p, NULL);
 
 	if (json) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:s, s:s?}",
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:s?}",
+				      "launch", smt_launch_name(p->launch), "launch_reason", p->reason,
 				      "role", smt_role_name(p->role), "leader", smt_plan_leader(p),
 				      "current_host", p->cfg->current_host,
 				      "hosts", strv_json(p->cfg->hosts, p->cfg->nhosts),
@@ -673,7 +1179,9 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 				      "num_processes", (json_int_t)p->np,
 				      "argv", argv ? strv_json(argv, smt_strv_len(argv)) : json_array(),
 				      "rank_argv", strv_json(p->rank_argv, smt_strv_len(p->rank_argv)),
+				      "launcher", strv_json(p->launcher, smt_strv_len(p->launcher)),
 				      "env", strv_json(p->env_names, smt_strv_len(p->env_names)),
+				      "warnings", strv_json(p->warnings, smt_strv_len(p->warnings)),
 				      "workdir", p->code_dir, "hostfile", hf);
 		int rc;
 
@@ -684,8 +1192,9 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 		fputc('\n', out);
 		return fflush(out) == 0 ? rc : -errno;
 	}
-	fprintf(out, "role: %s\ncurrent_host: %s\nleader: %s\nhosts (%zu):",
-		smt_role_name(p->role), p->cfg->current_host, smt_plan_leader(p), p->cfg->nhosts);
+	fprintf(out, "launch: %s (%s)\nrole: %s\ncurrent_host: %s\nleader: %s\nhosts (%zu):",
+		smt_launch_name(p->launch), p->reason, smt_role_name(p->role), p->cfg->current_host,
+		smt_plan_leader(p), p->cfg->nhosts);
 	for (size_t i = 0; i < p->cfg->nhosts; i++)
 		fprintf(out, " %s", p->cfg->hosts[i]);
 	fprintf(out, "\ndistribution_hosts (%zu):", p->ndist);
@@ -706,5 +1215,7 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 	for (size_t i = 0; p->env_names[i]; i++)
 		fprintf(out, " %s", p->env_names[i]);
 	fputc('\n', out);
+	for (size_t i = 0; p->warnings[i]; i++)
+		fprintf(out, "warning: %s\n", p->warnings[i]);
 	return fflush(out) == 0 ? 0 : -errno;
 }

@@ -1,14 +1,29 @@
 /*
  * plan.h - what this host will do, worked out from the options and the
- * SageMaker-style configuration files (SPEC §3-§6, §12).
+ * SageMaker-style configuration files (SPEC §3-§6, §12, §13).
  *
  * smt_plan_build reads ROOT/input/config/{resourceconfig,hyperparameters,
- * inputdataconfig}.json (config.c), validates them and decides the role,
- * the leader, the distribution hosts, processes per host, the rank command,
- * the mpirun argv (mpiargv.c) and the rank environment (smenv.c).  It starts
- * nothing and writes nothing.  On a configuration error it returns
- * -EINVAL with one line in ERR naming the file, the field, the problem and
- * what to do, and the caller exits 2.
+ * inputdataconfig}.json (jobconfig.c), validates them and decides the
+ * launch, the role, the leader, the distribution hosts, processes per
+ * host, the rank command, what this host executes (the mpirun argv,
+ * mpiargv.c, or torchrun's) and the rank environment (smenv.c).  It
+ * starts nothing and writes nothing; it reads files and looks programs up
+ * on PATH (pathsearch.h), nothing else.  On a configuration error it
+ * returns -EINVAL with one line in ERR naming the file (or the option),
+ * the field, the problem and what to do, and the caller exits 2.
+ *
+ * Every rank is started through smtd's rank launcher,
+ * `SMTCTL [--socket SOCKET] rank -- PROGRAM...` (smt_plan_launcher_argv),
+ * placed in front of the rank command and of any wrapper (smddprun,
+ * smddpmprun) and, under torchrun, after torchrun's own options through
+ * --no_python.  It runs on the rank's own host, as the rank's first
+ * process: it registers the rank with that host's smtd before the program
+ * runs and hands it the rank's stdout and stderr, so that smtd frames
+ * every rank's lines itself (mpirun's --xml crashes on non-ASCII output,
+ * --tag-output interleaves ranks within a line) and knows every rank's
+ * PID on every host, whichever launcher (mpirun, torchrun) started it
+ * (SPEC §7).  A standalone host runs the rank command itself, as its own
+ * child, without the launcher.
  */
 #ifndef SMT_PLAN_H
 #define SMT_PLAN_H
@@ -21,13 +36,25 @@
 
 struct smt_plan;
 
-/* How the job is launched (SPEC §4). */
+/*
+ * How the job is launched (SPEC §4), decided the same way on every host:
+ * --launch KIND (SMTD_LAUNCH) when given; else a distribution smtd cannot
+ * launch is a configuration error (the table in plan.c); else
+ * sagemaker_mpi_enabled (or --mpi/--no-mpi) -> MPI;
+ * sagemaker_distributed_dataparallel_enabled or sagemaker_pytorch_ddp_enabled
+ * -> SMDDP (mpirun with smdataparallel.py's options and smddprun);
+ * sagemaker_torch_distributed_enabled -> TORCHRUN (torchrun on every
+ * distribution host); else STANDALONE.
+ */
 enum smt_launch {
-	SMT_LAUNCH_STANDALONE = 0,
+	SMT_LAUNCH_STANDALONE,
 	SMT_LAUNCH_MPI,
 	SMT_LAUNCH_SMDDP,
 	SMT_LAUNCH_TORCHRUN,
 };
+
+/* "standalone", "mpi", "smddp", "torchrun": the names of --launch and --dry-run. */
+const char *smt_launch_name(enum smt_launch launch);
 
 int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan **out,
 		   char *err, size_t errlen);
@@ -36,8 +63,20 @@ void smt_plan_free(struct smt_plan *plan);
 /* The options the plan was built from (timeouts, paths, log format). */
 const struct smt_options *smt_plan_options(const struct smt_plan *plan);
 
-enum smt_role smt_plan_role(const struct smt_plan *plan);
 enum smt_launch smt_plan_launch(const struct smt_plan *plan);
+/* Why, in one short phrase: "sagemaker_torch_distributed_enabled is true in
+ * hyperparameters.json", "--launch mpi (or SMTD_LAUNCH)", ... */
+const char *smt_plan_launch_reason(const struct smt_plan *plan);
+
+/*
+ * The role: with MPI and SMDDP the leader runs mpirun and the other
+ * distribution hosts are workers, whose ranks the leader's mpirun starts
+ * through orted; with TORCHRUN the leader is the first distribution host
+ * and the others are workers too, but every one of them runs its own
+ * torchrun.  A host outside the distribution hosts, and every host of a
+ * STANDALONE launch, is standalone.
+ */
+enum smt_role smt_plan_role(const struct smt_plan *plan);
 const char *smt_plan_root(const struct smt_plan *plan);        /* "/opt/ml" */
 const char *smt_plan_current_host(const struct smt_plan *plan);
 const char *smt_plan_leader(const struct smt_plan *plan);      /* first distribution host */
@@ -45,50 +84,79 @@ const char *smt_plan_leader(const struct smt_plan *plan);      /* first distribu
 /* All hosts of resourceconfig.json, in file order. */
 size_t smt_plan_host_count(const struct smt_plan *plan);
 const char *smt_plan_host(const struct smt_plan *plan, size_t i);
-/* The distribution hosts: those mpirun runs ranks on (leader first). */
+/* The distribution hosts: those that run ranks (leader first). */
 size_t smt_plan_dist_host_count(const struct smt_plan *plan);
 const char *smt_plan_dist_host(const struct smt_plan *plan, size_t i);
 
+/* Ranks per host (default: the GPUs, else the Neuron cores, else 1) and in all. */
 long smt_plan_processes_per_host(const struct smt_plan *plan);
 long smt_plan_num_processes(const struct smt_plan *plan);
 
 /*
- * What this host executes, NULL-terminated: the mpirun argv on the leader,
- * the rank command on a standalone host, NULL on a worker (the leader's
- * mpirun starts orted here).  argv[0] is looked up in PATH by the caller.
+ * What this host executes, NULL-terminated; argv[0] is looked up in PATH
+ * by the caller:
+ *   MPI, SMDDP  leader: the mpirun argv; worker: NULL (the leader's mpirun
+ *               starts orted here); standalone: the rank command.
+ *   TORCHRUN    leader and worker: this host's torchrun argv
+ *               ([neuron_parallel_compile] torchrun --nnodes N
+ *               --nproc_per_node P [--master_addr LEADER --master_port 7777
+ *               --node_rank K] --no_python LAUNCHER... RANK COMMAND...);
+ *               standalone: the rank command.
+ *   STANDALONE  the rank command.
  */
 char *const *smt_plan_argv(const struct smt_plan *plan);
-/* The rank command alone (what each rank runs). */
+/*
+ * The rank command alone (what each rank runs, without launcher or
+ * wrapper): `python3 -m mpi4py PROGRAM ARGS` under MPI and SMDDP,
+ * `python3 -u PROGRAM ARGS` under torchrun, `python3 PROGRAM ARGS` on a
+ * standalone host, a program that is not .py with ARGS, or the COMMAND
+ * given after --.
+ */
 char *const *smt_plan_rank_argv(const struct smt_plan *plan);
-/* The mpirun argv whatever the role (NULL when MPI is off), for reports. */
+/* The rank launcher's words, `SMTCTL [--socket SOCKET] rank --`, whatever
+ * the role (--socket only when the socket is not SMT_SOCKET_DEFAULT). */
+char *const *smt_plan_launcher_argv(const struct smt_plan *plan);
+/* The mpirun argv whatever the role (NULL unless MPI or SMDDP), for reports. */
 char *const *smt_plan_mpi_argv(const struct smt_plan *plan);
-/* The names smt_plan_envp adds or overrides (SM_*, SMTD_RESOURCE_CONFIG), sorted. */
+/* The names smt_plan_envp adds or overrides (SM_*, SMTD_RESOURCE_CONFIG,
+ * and on torchrun's hosts its NCCL and EFA variables), sorted. */
 char *const *smt_plan_env_names(const struct smt_plan *plan);
 /* network_interface_name (default eth0). */
 const char *smt_plan_interface(const struct smt_plan *plan);
 /*
  * The complete environment of what this host launches, NULL-terminated:
  * the daemon's own environment plus the SM_* variables of SPEC §12 with
- * this host's values.  On a worker this is what orted (and so the local
- * ranks) must get.
+ * this host's values, and on a torchrun host NCCL_SOCKET_IFNAME,
+ * NCCL_PROTO=simple and the EFA variables as the toolkit sets them
+ * (SPEC §13).  On a worker this is what orted (and so the local ranks)
+ * must get.
  */
 char *const *smt_plan_envp(const struct smt_plan *plan);
 /* Working directory of the launched command: the code directory. */
 const char *smt_plan_workdir(const struct smt_plan *plan);
 
 /*
- * Beyond 64 hosts the argv names a hostfile instead of --host.  Then, on
- * the leader, this returns its path (DIR/hostfile where DIR is the
- * directory of the control socket) and sets *contents to what the daemon
- * must write there before launching ("HOST slots=N" lines); otherwise NULL.
+ * What the caller should log as warnings, NULL-terminated (never NULL;
+ * usually empty): a wrapper or launcher the plan expected and did not
+ * find on PATH.  --dry-run prints them too.
+ */
+char *const *smt_plan_warnings(const struct smt_plan *plan);
+
+/*
+ * Beyond 64 hosts the mpirun argv names a hostfile instead of --host.
+ * Then, on the leader, this returns its path (DIR/hostfile where DIR is
+ * the directory of the control socket) and sets *contents to what the
+ * daemon must write there before launching ("HOST slots=N" lines);
+ * otherwise NULL.
  */
 const char *smt_plan_hostfile(const struct smt_plan *plan, const char **contents);
 
 /*
- * --dry-run: print the plan (role, leader, hosts, ranks, the exact argv,
- * the forwarded environment names) as text, or with JSON as one JSON object
- * on one line with at least role, leader, hosts, processes_per_host,
- * num_processes, argv.  Returns 0 or -errno.
+ * --dry-run: print the plan (launch and why, role, leader, hosts, ranks,
+ * the exact argv, the forwarded environment names, warnings) as text, or
+ * with JSON as one JSON object on one line with at least launch,
+ * launch_reason, role, leader, hosts, processes_per_host, num_processes,
+ * argv.  Returns 0 or -errno.
  */
 int smt_plan_print(const struct smt_plan *plan, FILE *out, int json);
 

@@ -163,3 +163,44 @@ fail:
 		snprintf(err, errlen, "out of memory");
 	return rc;
 }
+
+/* Bytes a shell never treats specially, in any position of a word. */
+static int plain_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("/._,:+@%-", c) || c >= 0x80;
+}
+
+int smt_shellwords_quote(const char *word, char **out, char *bad)
+{
+	struct buf b = { 0 };
+	size_t len = strlen(word);
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)word[i];
+
+		if (c < 0x20 || c == 0x7f || strchr("$`\"\\", c)) {
+			if (bad)
+				*bad = (char)c;
+			free(b.data);
+			return -EINVAL;
+		}
+		if (!plain_byte(c) || (i == 0 && strcmp(word, "orted") == 0))
+			rc |= buf_put(&b, '\\');
+		rc |= buf_put(&b, (char)c);
+	}
+	/* '' keeps an escaped space at the end away from the next separator,
+	 * and makes the empty word a word. */
+	if (len == 0 || word[len - 1] == ' ') {
+		rc |= buf_put(&b, '\'');
+		rc |= buf_put(&b, '\'');
+	}
+	if (rc) {
+		free(b.data);
+		return -ENOMEM;
+	}
+	*out = b.data;
+	return 0;
+}

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 static const char *const host_specific[] = {
 	"SM_CURRENT_HOST", "SM_CURRENT_INSTANCE_TYPE", "SM_CURRENT_INSTANCE_GROUP",
 	"SM_CURRENT_INSTANCE_GROUP_HOSTS", "SM_TRAINING_ENV", "SM_RESOURCE_CONFIG",
-	"SM_NUM_CPUS", "SM_NUM_GPUS", "SM_IS_MASTER", NULL,
+	"SM_NUM_CPUS", "SM_NUM_GPUS", "SM_NUM_NEURONS", "SM_IS_MASTER", NULL,
 };
 
 int smt_smenv_host_specific(const char *name)
@@ -23,10 +24,38 @@ int smt_smenv_host_specific(const char *name)
 	return 0;
 }
 
+void smt_smenv_real(double v, char *out, size_t outlen)
+{
+	char digits[64];
+	int p, exp;
+
+	if (!isfinite(v)) {
+		snprintf(out, outlen, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+		return;
+	}
+	for (p = 1; p < 17; p++) {
+		snprintf(digits, sizeof(digits), "%.*e", p - 1, v);
+		if (strtod(digits, NULL) == v)
+			break;
+	}
+	snprintf(digits, sizeof(digits), "%.*e", p - 1, v);
+	exp = atoi(strchr(digits, 'e') + 1);
+	if (exp < -4 || exp >= 16)
+		snprintf(out, outlen, "%s", digits);
+	else
+		snprintf(out, outlen, "%.*f", p - 1 - exp > 1 ? p - 1 - exp : 1, v);
+}
+
 char *smt_smenv_value(json_t *value)
 {
+	char real[64];
+
 	if (json_is_string(value))
 		return strdup(json_string_value(value));
+	if (json_is_real(value)) {
+		smt_smenv_real(json_real_value(value), real, sizeof(real));
+		return strdup(real);
+	}
 	if (json_is_null(value))
 		return strdup("");
 	return json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
@@ -95,8 +124,8 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 					      "instance_type", g->instance_type, "hosts",
 					      strv_json(g->hosts)));
 	}
-	for (size_t i = 0; i < cfg->ndist_groups; i++)
-		json_array_append_new(dist_groups, json_string(cfg->dist_groups[i]));
+	for (char *const *g = in->dist_groups; g && *g; g++)
+		json_array_append_new(dist_groups, json_string(*g));
 	json_object_foreach(cfg->inputdata, name, v) {
 		char *dir;
 
@@ -145,6 +174,7 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 	rc |= put(p, "network_interface_name", json_string(cfg->iface));
 	rc |= put(p, "num_cpus", json_integer(in->num_cpus));
 	rc |= put(p, "num_gpus", json_integer(in->num_gpus));
+	rc |= put(p, "num_neurons", json_integer(in->num_neurons));
 	rc |= put(p, "output_data_dir", path_json(in->root, "output/data"));
 	rc |= put(p, "output_dir", path_json(in->root, "output"));
 	rc |= put(p, "output_intermediate_dir", path_json(in->root, "output/intermediate"));
@@ -213,7 +243,7 @@ int smt_smenv_build(const struct smt_jobconfig *cfg, const struct smt_smenv_in *
 		"current_instance_type", "current_instance_group", "current_instance_group_hosts",
 		"instance_groups", "instance_groups_dict", "distribution_instance_groups",
 		"is_hetero", "module_name", "log_level", "framework_module", "input_dir",
-		"input_config_dir", "output_dir", "num_cpus", "num_gpus", "model_dir",
+		"input_config_dir", "output_dir", "num_cpus", "num_gpus", "num_neurons", "model_dir",
 		"module_dir", "output_intermediate_dir", "distribution_hosts", "master_hostname",
 		"is_master", NULL,
 	};

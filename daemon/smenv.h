@@ -20,9 +20,12 @@ struct smt_smenv_in {
 	const char *code_dir;
 	const char *program;       /* user entry point; NULL with a -- COMMAND */
 	char *const *dist_hosts;   /* NULL-terminated */
+	char *const *dist_groups;  /* the distribution instance groups in effect
+				      (the current one by default); NULL: none */
 	const char *master;        /* the leader */
 	char *const *user_args;    /* the --key value list (SM_USER_ARGS) */
 	long num_gpus;
+	long num_neurons;          /* Neuron cores */
 	long num_cpus;
 };
 
@@ -35,5 +38,13 @@ int smt_smenv_host_specific(const char *name);
 
 /* VALUE rendered as the toolkit renders an environment value (new string). */
 char *smt_smenv_value(json_t *value);
+
+/*
+ * V as Python writes a float (repr, json.dumps, str): the shortest digits
+ * that read back as V, "0.1" and "123.0", with an exponent below 1e-4 and
+ * from 1e16 ("1e-05").  jansson writes 17 digits ("0.10000000000000001"),
+ * which is not what the toolkit gave the program.
+ */
+void smt_smenv_real(double v, char *out, size_t outlen);
 
 #endif

@@ -3,16 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "strv.h"
+#include "pathsearch.h"
 #include "spawn.h"
 
 extern char **environ;
@@ -115,62 +113,11 @@ int smt_spawn_exec_status(int err)
 	return err == ENOENT || err == ENOTDIR ? 127 : 126;
 }
 
-static int check_file(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EACCES;
-	if (access(path, X_OK) < 0)
-		return -errno;
-	return 0;
-}
-
 int smt_spawn_find_program(const char *prog, char *const *envp, const char *cwd, char *out,
 			   size_t outlen)
 {
-	char path[PATH_MAX];
-	const char *p, *end;
-	int rc = -ENOENT;
-
-	if (prog == NULL || *prog == '\0')
-		return -ENOENT;
-	if (strchr(prog, '/')) {
-		if (prog[0] != '/' && cwd) {
-			if (snprintf(path, sizeof(path), "%s/%s", cwd, prog) >= (int)sizeof(path))
-				return -ENAMETOOLONG;
-		} else if (snprintf(path, sizeof(path), "%s", prog) >= (int)sizeof(path)) {
-			return -ENAMETOOLONG;
-		}
-		rc = check_file(path);
-		goto found;
-	}
-	p = smt_env_get(envp ? envp : environ, "PATH");
-	if (p == NULL)
-		p = "/usr/local/bin:/usr/bin:/bin";
-	for (; ; p = end + 1) {
-		end = strchrnul(p, ':');
-		int len = (int)(end - p);
-		if (snprintf(path, sizeof(path), "%.*s/%s", len, len ? p : ".", prog) <
-		    (int)sizeof(path)) {
-			int r = check_file(path);
-			if (r == 0) {
-				rc = 0;
-				goto found;
-			}
-			if (r == -EACCES)
-				rc = -EACCES;
-		}
-		if (*end == '\0')
-			break;
-	}
-	return rc;
-found:
-	if (rc == 0 && out && snprintf(out, outlen, "%s", path) >= (int)outlen)
-		rc = -ENAMETOOLONG;
-	return rc;
+	/* The daemon's own environment when none is given, as execvpe() would use. */
+	return smt_path_find(prog, envp ? envp : environ, cwd, out, outlen);
 }
 
 int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd)

@@ -2,7 +2,9 @@
  * fuzz_config.c - libFuzzer target for the configuration parsers: the
  * input is split at the first two NUL bytes into resourceconfig.json,
  * hyperparameters.json and the custom MPI options, which go through the
- * same checks, decoding and word splitting as in the daemon.
+ * same checks, decoding and word splitting as in the daemon.  The third
+ * part is also quoted for a remote shell (smt_shellwords_quote): when that
+ * succeeds, splitting the result must give the part back as one word.
  */
 #include "config.h"
 
@@ -40,6 +42,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		smt_jobconfig_free(cfg);
 	if (parts[2] && smt_shellwords_split(parts[2], &words, &n, err, sizeof(err)) == 0)
 		smt_strv_free(words);
+	if (parts[2]) {
+		char *quoted = NULL, bad = 0;
+
+		if (smt_shellwords_quote(parts[2], &quoted, &bad) == 0) {
+			words = NULL;
+			if (smt_shellwords_split(quoted, &words, &n, err, sizeof(err)) != 0 || n != 1 ||
+			    strcmp(words[0], parts[2]) != 0)
+				abort();
+			smt_strv_free(words);
+			free(quoted);
+		}
+	}
 	free(copy);
 	return 0;
 }

@@ -10,11 +10,22 @@ smt_tmpdir
 mkdir "$T/nogpu"
 command -v python3 >/dev/null || skip "python3 is needed to pretty-print the plans"
 
+# Stand-ins for the wrappers and launchers smtd looks for on PATH: each
+# records its argv and runs the rest (only their presence matters here).
+mkdir "$T/bin"
+for prog in smddprun smddpmprun torchrun neuron_parallel_compile; do
+	printf '#!/bin/sh\necho "$0 $*" >>"%s/ran"\nexec "$@"\n' "$T" >"$T/bin/$prog"
+	chmod +x "$T/bin/$prog"
+done
+
+# run_case NAME ROOT [SMTD OPTION...]; CASE_PATH and CASE_ENV (VAR=VALUE
+# words) change the environment of one case.
 run_case() {
 	name=$1 root=$2
 	shift 2
 	root=$(cd "$root" && pwd -P)
-	env -i PATH=/usr/bin:/bin SMTD_GPU_PROBE_ROOT="$T/nogpu" \
+	# shellcheck disable=SC2086
+	env -i PATH="${CASE_PATH:-/usr/bin:/bin}" SMTD_GPU_PROBE_ROOT="$T/nogpu" ${CASE_ENV:-} \
 		OMPI_MCA_mca_base_param_files="$top_srcdir/tests/golden/openmpi-mca-params.conf" \
 		"$SMTD" --root "$root" --dry-run --json --preload /usr/lib/smtd/libsmthostname.so \
 		--smtctl /usr/bin/smtctl --socket /run/smtd/smtd.sock "$@" >"$T/$name.raw" 2>"$T/$name.err" ||
@@ -37,6 +48,34 @@ run_case custom-options "$g/custom-options"
 run_case hetero-standalone "$g/hetero-standalone"
 run_case thousand-hosts "$g/thousand-hosts"
 run_case example-single "$top_srcdir/examples/single"
+
+# SMDataParallel (smdataparallel.py's options): one host without EFA, four
+# EFA hosts whose custom options repeat defaults, smddprun present and
+# absent, a heterogeneous cluster's leader, worker and standalone host.
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case smddp-1host "$g/smddp-1host"
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case smddp-4hosts "$g/smddp-4hosts"
+run_case smddp-4hosts-no-smddprun "$g/smddp-4hosts"
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case pytorchddp-hetero-leader "$g/pytorchddp-hetero" --current-host algo-1
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case pytorchddp-hetero-worker "$g/pytorchddp-hetero" --current-host algo-2
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case pytorchddp-hetero-standalone "$g/pytorchddp-hetero"
+# Model parallel (toolkit 4.5.0): torch 2 with smddpmprun; custom options
+# that set the NCCL variables, without smddpmprun.
+CASE_PATH="$T/bin:/usr/bin:/bin" CASE_ENV=SM_DLC_TORCH_VERSION=2.0.1 run_case mp-2hosts "$g/mp-2hosts"
+CASE_ENV=SM_DLC_TORCH_VERSION=2.1.0 run_case mp-custom-no-smddpmprun "$g/mp-custom"
+# torchrun on every host: the leader, a worker (node_rank 2) with a socket of
+# its own, neuron_parallel_compile, one host.
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case torchrun-leader "$g/torchrun-4hosts"
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case torchrun-worker "$g/torchrun-4hosts" --current-host algo-3 \
+	--socket /run/job/smtd.sock
+CASE_PATH="$T/bin:/usr/bin:/bin" CASE_ENV=RUN_NEURON_PARALLEL_COMPILE=1 \
+	run_case torchrun-neuron "$g/torchrun-4hosts" --current-host algo-4
+CASE_PATH="$T/bin:/usr/bin:/bin" run_case torchrun-1host "$g/torchrun-1host"
+# MPI: a worker (nothing to execute), and a leader whose smtctl and socket
+# paths need quoting for the workers' shell.
+run_case mpi-4hosts-worker "$g/mpi-4hosts-paths"
+run_case mpi-4hosts-quoted "$g/mpi-4hosts-paths" --current-host algo-1 \
+	--smtctl "/opt/smt tools/smtctl" --socket "/run/it's;here/smtd.sock"
+[ ! -e "$T/ran" ] || fail "a stand-in ran during --dry-run: $(cat "$T/ran")"
 # AWS credentials are forwarded by name only when they are set.
 env -i PATH=/usr/bin:/bin AWS_ACCESS_KEY_ID=x AWS_REGION=y SMTD_GPU_PROBE_ROOT="$T/nogpu" \
 	"$SMTD" --root "$g/p4d-2x8" --dry-run --json >"$T/aws.json" || fail "aws: smtd failed"

@@ -193,6 +193,44 @@ static void test_channels(void **state)
 	assert_string_equal(err, "/r/input/config/inputdataconfig.json: \"../x\": not a valid channel name (1 to 64 letters, digits, '.', '_', '-'); rename the channel");
 }
 
+/* The hyperparameters of the distributions other than MPI. */
+static void test_distribution_hps(void **state)
+{
+	struct smt_jobconfig *c;
+	const char *rc = "{\"hosts\":[\"a\",\"b\"],\"current_host\":\"a\"}";
+
+	(void)state;
+	c = ok(rc, "{}", NULL);
+	assert_int_equal(c->smddp_enabled, -1);
+	assert_int_equal(c->pytorch_ddp_enabled, -1);
+	assert_int_equal(c->torch_distributed_enabled, -1);
+	assert_null(c->smddp_options);
+	assert_null(c->sm_instance_type);
+	assert_null(c->mp_parameters);
+	smt_jobconfig_free(c);
+	c = ok(rc, "{\"sagemaker_distributed_dataparallel_enabled\":\"true\",\"sagemaker_pytorch_ddp_enabled\":false,"
+		   "\"sagemaker_torch_distributed_enabled\":\"false\","
+		   "\"sagemaker_distributed_dataparallel_custom_mpi_options\":\"\\\"-x A=1\\\"\","
+		   "\"sagemaker_instance_type\":\"\\\"ml.p4d.24xlarge\\\"\","
+		   "\"mp_parameters\":\"{\\\"ddp_dist_backend\\\": \\\"auto\\\"}\"}", NULL);
+	assert_int_equal(c->smddp_enabled, 1);
+	assert_int_equal(c->pytorch_ddp_enabled, 0);
+	assert_int_equal(c->torch_distributed_enabled, 0);
+	assert_string_equal(c->smddp_options, "-x A=1");
+	assert_string_equal(c->sm_instance_type, "ml.p4d.24xlarge");
+	assert_string_equal(json_string_value(json_object_get(c->mp_parameters, "ddp_dist_backend")), "auto");
+	/* mp_parameters stays a user hyperparameter (SM_HP_MP_PARAMETERS, --mp_parameters). */
+	assert_ptr_equal(json_object_get(c->user_hps, "mp_parameters"), c->mp_parameters);
+	smt_jobconfig_free(c);
+	bad(rc, "{\"sagemaker_torch_distributed_enabled\":\"yes\"}",
+	    HPP ": sagemaker_torch_distributed_enabled: \"yes\" is not true or false; fix the value");
+	bad(rc, "{\"sagemaker_distributed_dataparallel_enabled\":1}",
+	    HPP ": sagemaker_distributed_dataparallel_enabled: 1 is not true or false; fix the value");
+	bad(rc, "{\"sagemaker_distributed_dataparallel_custom_mpi_options\":[1]}",
+	    HPP ": sagemaker_distributed_dataparallel_custom_mpi_options: [1] is not a string; fix the value");
+	bad(rc, "{\"sagemaker_instance_type\":2}", HPP ": sagemaker_instance_type: 2 is not a string; fix the value");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_hyperparameters),
 		cmocka_unit_test(test_hp_decode),
 		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_distribution_hps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

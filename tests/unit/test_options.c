@@ -98,12 +98,36 @@ static void test_errors(void **state)
 	    "SMTD_NUM_PROCESSES: '-1' is not a positive integer (1 to 1000000)");
 }
 
+/* --launch (SMTD_LAUNCH): a kind decides the launch; "auto" is the same as none. */
+static void test_launch(void **state)
+{
+	struct smt_options o;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(&o, (char *[]){ "smtd", NULL }, (char *[]){ NULL }, err), 0);
+	assert_null(o.launch);
+	assert_int_equal(parse(&o, (char *[]){ "smtd", "--launch", "torchrun", NULL },
+			       (char *[]){ "SMTD_LAUNCH=mpi", NULL }, err), 0);
+	assert_string_equal(o.launch, "torchrun");
+	assert_int_equal(parse(&o, (char *[]){ "smtd", NULL }, (char *[]){ "SMTD_LAUNCH=smddp", NULL }, err), 0);
+	assert_string_equal(o.launch, "smddp");
+	assert_int_equal(parse(&o, (char *[]){ "smtd", "--launch", "auto", NULL },
+			       (char *[]){ "SMTD_LAUNCH=standalone", NULL }, err), 0);
+	assert_null(o.launch);
+	bad((char *[]){ "smtd", "--launch", "xla", NULL }, (char *[]){ NULL },
+	    "--launch: 'xla' is not one of auto, standalone, mpi, smddp, torchrun");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_LAUNCH=MPI", NULL },
+	    "SMTD_LAUNCH: 'MPI' is not one of auto, standalone, mpi, smddp, torchrun");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_unset),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_launch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -361,6 +361,10 @@ static void test_error_score(void **state)
 	assert_int_equal(smt_report_error_score("Epoch 1: loss 0.5", 17), 0);
 	assert_int_equal(smt_report_error_score("Some words: ValueError", 22), 1);
 	assert_int_equal(smt_report_error_score("error: bad", 10), 1);
+	/* smdistributed's exception classes, also inside a line. */
+	assert_int_equal(smt_report_error_score("[1,0]: smdistributed raised SMDDPTimeoutError: x", 48), 2);
+	assert_int_equal(smt_report_error_score("rank 3: SMPValidationError: bad partitions", 42), 2);
+	assert_int_equal(smt_report_error_score("SMPSegFault", 11), 2);
 }
 
 static void test_kind_names(void **state)

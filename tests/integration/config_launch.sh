@@ -1,0 +1,92 @@
+#!/bin/sh
+# What smtd refuses to launch (issue 15): a distribution it does not launch,
+# a code directory that is a Python package, smtctl and socket paths the
+# other hosts' shell would interpret, counts torchrun cannot run.  Each is
+# exit 2, one line on stderr, the same line in ROOT/output/failure, and
+# nothing launched: stand-ins for every launcher smtd could start record
+# themselves if they run.
+. "$top_srcdir/tests/lib.sh"
+smt_tmpdir
+
+mkdir "$T/bin"
+for prog in mpirun torchrun smddprun smddpmprun neuron_parallel_compile; do
+	printf '#!/bin/sh\necho "$0 $*" >>"%s/ran"\n' "$T" >"$T/bin/$prog"
+	chmod +x "$T/bin/$prog"
+done
+PATH="$T/bin:$PATH"
+export PATH
+
+R="$T/job"
+C="$R/input/config"
+mkdir -p "$C" "$R/output" "$R/code"
+printf '{"current_host":"algo-1","hosts":["algo-1","algo-2"],"current_instance_type":"ml.p4d.24xlarge"}' \
+	>"$C/resourceconfig.json"
+printf 'print("ran")\n' >"$R/code/train.py"
+HP="$C/hyperparameters.json"
+LAUNCHES="smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel (sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun (sagemaker_torch_distributed_enabled)"
+
+# expect_error MESSAGE [smtd options...]: run smtd on $R, for real and
+# under --dry-run, and check.
+expect_error() {
+	msg=$1
+	shift
+	rm -f "$T/ran" "$R/output/failure"
+	timeout 10 "$SMTD" --root "$R" --sshd never "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	assert_eq "$rc" 2 "exit code ($msg)"
+	assert_eq "$(cat "$T/err")" "smtd: $msg" "stderr"
+	[ -f "$R/output/failure" ] || fail "no failure file for: $msg"
+	assert_eq "$(cat "$R/output/failure")" "ConfigurationError: $msg" "failure file"
+	[ ! -e "$T/ran" ] || fail "launched despite: $msg: $(cat "$T/ran")"
+	rm -f "$R/output/failure"
+	timeout 10 "$SMTD" --root "$R" --dry-run "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	assert_eq "$rc" 2 "exit code under --dry-run ($msg)"
+	assert_eq "$(cat "$T/err")" "smtd: $msg" "stderr under --dry-run"
+	[ ! -s "$T/out" ] || fail "--dry-run printed a plan despite: $msg"
+	[ ! -e "$R/output/failure" ] || fail "--dry-run wrote a failure file"
+}
+
+# Every distribution smtd does not launch, on the leader and on a worker,
+# alone or next to one it launches.
+for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-worker launcher" \
+	sagemaker_parameter_server_enabled:"TensorFlow's parameter servers" \
+	sagemaker_multi_worker_mirrored_strategy_enabled:"TensorFlow's MultiWorkerMirroredStrategy (TF_CONFIG)"; do
+	name=${flag%%:*} what=${flag#*:}
+	printf '{"sagemaker_program":"\\"train.py\\"","%s":"true"}' "$name" >"$HP"
+	expect_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch"
+	printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_mpi_enabled":"true","%s":"true"}' "$name" >"$HP"
+	expect_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch" \
+		--current-host algo-2
+done
+# A sagemaker_*_enabled flag smtd does not know.
+printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_torch_distributed_enabled":"true","sagemaker_fsdp_enabled":"true"}' >"$HP"
+expect_error "$HP: sagemaker_fsdp_enabled: true enables what smtd takes for a distribution it does not know; $LAUNCHES; set it to false, or choose a launch with --launch"
+# --launch decides alone: the plan stands.
+"$SMTD" --root "$R" --dry-run --launch torchrun >"$T/out" 2>"$T/err" || fail "--launch torchrun: $(cat "$T/err")"
+assert_contains "$T/out" "launch: torchrun (--launch torchrun (or SMTD_LAUNCH))" "--launch in the plan"
+
+# A code directory that is a Python package.
+printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_torch_distributed_enabled":"true"}' >"$HP"
+printf 'from setuptools import setup\nsetup()\n' >"$R/code/setup.py"
+expect_error "$R/code/setup.py: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m train); smtd installs nothing and would run train.py as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --"
+rm "$R/code/setup.py"
+
+# torchrun runs hosts x processes per host, nothing else.
+expect_error "--num-processes (or SMTD_NUM_PROCESSES): 3, but torchrun runs hosts x processes per host (2 x 1 = 2); drop it, or set --processes-per-host" \
+	--num-processes 3
+
+# Paths that reach the other hosts' shell: a shell substitution or a double
+# quote is refused (a space, ';' and a single quote are quoted: the golden
+# plan mpi-4hosts-quoted and config_launch_agent.sh).
+printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_mpi_enabled":"true"}' >"$HP"
+tail="which the shell of the other hosts would interpret: the path reaches them on the command lines that ssh and mpirun's orte_launch_agent run there; choose a path without \$ \` \" \\ or control characters"
+expect_error "--socket (or SMTD_SOCKET): \"$T/\$(touch $T/pwned)/s.sock\" has '\$', $tail" \
+	--socket "$T/\$(touch $T/pwned)/s.sock"
+expect_error "--smtctl (or SMTD_SMTCTL): \"/opt/a\"b/smtctl\" has '\"', $tail" --smtctl '/opt/a"b/smtctl'
+[ ! -e "$T/pwned" ] || fail "a path's command substitution ran"
+
+# Model parallel needs a usable SM_DLC_TORCH_VERSION.
+printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_mpi_enabled":"true","mp_parameters":"{\\"partitions\\": 2}"}' >"$HP"
+SM_DLC_TORCH_VERSION=latest expect_error "SM_DLC_TORCH_VERSION (smtd's environment): \"latest\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it"
+echo "PASS: refused launches"
