@@ -25,6 +25,19 @@
 #include "smt_proto.h"
 #include "smtctl.h"
 
+#ifdef SMT_SANITIZERS
+/*
+ * The rank launcher runs with the ranks' LD_PRELOAD (libsmthostname.so,
+ * passed by mpirun -x), which AddressSanitizer's check that its runtime is
+ * loaded first would refuse: a sanitized test build only.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "verify_asan_link_order=0";
+}
+#endif
+
 /* A local socket answers at once; a missing daemon must be reported fast. */
 #define CONNECT_TIMEOUT_MS 500L
 #define REQUEST_TIMEOUT_MS 10000L

@@ -313,6 +313,10 @@ static void launch(struct smt_daemon *d)
 		bad = rank[0];
 	else if (argv != rank && (rc = smt_spawn_check_program(argv[0], envp, cwd)) < 0)
 		bad = argv[0];
+	else if (is_mpi(d) && (rc = smt_spawn_check_program(smt_plan_launcher_argv(d->plan)[0],
+							     envp, cwd)) < 0)
+		/* The rank launcher (smtctl) must be there, on every host. */
+		bad = smt_plan_launcher_argv(d->plan)[0];
 	if (bad) {
 		char *text = smt_failure_text(rc == -ENOENT ? SMT_FAIL_NOT_FOUND : SMT_FAIL_NOT_EXECUTABLE,
 			"cannot execute %s on %s: %s (exit status %d)", bad,

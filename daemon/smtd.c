@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -15,6 +16,37 @@
 #include "resultfile.h"
 
 extern char **environ;
+
+#ifndef SMT_SMTCTL_DEFAULT
+#define SMT_SMTCTL_DEFAULT "/usr/local/bin/smtctl"
+#endif
+
+/*
+ * Without --smtctl, the smtctl installed with smtd; when it is not where
+ * the build put it (a package that moved both, a build tree), the one next
+ * to this smtd, as installed side by side.
+ */
+static void find_smtctl(struct smt_options *opts)
+{
+	static char beside[4096];
+	char self[4000];
+	ssize_t n;
+	char *slash;
+
+	if (opts->smtctl_path || access(SMT_SMTCTL_DEFAULT, X_OK) == 0)
+		return;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(beside, sizeof(beside), "%s/smtctl", self);
+	if (access(beside, X_OK) == 0)
+		opts->smtctl_path = beside;
+}
 
 /* A configuration error is reported on stderr and, outside --dry-run, in
  * the failure file too, because that is the only place SageMaker shows. */
@@ -53,6 +85,7 @@ int main(int argc, char **argv)
 		return SMT_EXIT_CONFIG;
 	}
 	smt_log_setup(opts.log_json ? SMT_LOG_JSON : SMT_LOG_TEXT, NULL, opts.debug);
+	find_smtctl(&opts);
 
 	rc = smt_plan_build(&opts, environ, &plan, err, sizeof(err));
 	if (rc < 0) {

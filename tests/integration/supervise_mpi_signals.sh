@@ -87,7 +87,7 @@ head -1 "$T/root/output/failure"
 start ranks -- "$MPIDIR/mpi_job" sleep 3
 i=0
 until "$SMTCTL" status --json >"$T/ranks/status.json" 2>/dev/null &&
-	[ "$(grep -o '"rank":[0-9]*,"host":"[^"]*","pid":[0-9]*' "$T/ranks/status.json" | wc -l)" = 2 ]; do
+	[ "$(grep -o '"rank":[0-9]*,"host":"[^"]*","pid":[0-9][0-9]*' "$T/ranks/status.json" | wc -l)" = 2 ]; do
 	i=$((i + 1)); [ $i -lt 200 ] || break
 	sleep 0.05
 done
