@@ -16,3 +16,4 @@ sbin_PROGRAMS += smtd
 smtd_SOURCES = daemon/smtd.c
 smtd_LDADD = $(SMTD_LIBS)
 include $(srcdir)/daemon/notify.mk
+include $(srcdir)/daemon/stacks.mk
