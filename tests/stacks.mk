@@ -13,3 +13,17 @@ tests_unit_test_stackgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_stackgroup_LDADD = $(TEST_LIBS)
 
 EXTRA_DIST += tests/data/stacks
+
+# The driver: smt_stacks on a libuv loop, for the integration test and bench.
+check_PROGRAMS += tests/helpers/stacks_read tests/helpers/sleeper
+tests_helpers_stacks_read_SOURCES = tests/helpers/stacks_read.c
+tests_helpers_stacks_read_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_helpers_stacks_read_LDADD = $(SMTD_LIBS)
+# A native process to read: sleeps in nanosleep under known function names.
+tests_helpers_sleeper_SOURCES = tests/helpers/sleeper.c
+tests_helpers_sleeper_CFLAGS = $(WARN_CFLAGS) -g -O0 -pthread
+tests_helpers_sleeper_LDFLAGS = -pthread
+
+STACKS_TESTS = tests/integration/stacks_read.sh
+TESTS += $(STACKS_TESTS)
+EXTRA_DIST += $(STACKS_TESTS) tests/helpers/sleeper.py
