@@ -24,7 +24,7 @@
 #define DRAIN_MS 1000
 #define PARALLEL_CAP 8
 
-enum step { STEP_NONE, STEP_PYBT, STEP_EUSTACK, STEP_GDB };
+enum step { STEP_NONE, STEP_PYTHON, STEP_EUSTACK, STEP_GDB };
 
 struct buf {
 	char *s;
@@ -59,7 +59,7 @@ struct read {
 	const char *tool_name;
 	int python;
 	char exe[PATH_MAX], script[PATH_MAX];
-	int libpython;
+	int libpython;             /* the interpreter is a shared library */
 	char note[PATH_MAX + 128];
 	struct buf out, err;
 };
@@ -357,6 +357,51 @@ static void ptrace_reason(pid_t pid, char *buf, size_t size)
 		snprintf(buf, size, "ptrace not permitted (EPERM) for process %d", (int)pid);
 }
 
+/*
+ * What gdb runs in the target for its Python frames: CPython's own list of
+ * each thread's frames (PyThreadState.cframe->current_frame, then
+ * .previous), printed by the classes of CPython's gdb extension in py-bt's
+ * format, with source lines.  Unlike py-bt it never unwinds the C stack,
+ * so gdb needs no shared library's symbols: a torch rank is read in 0.5 s
+ * and 130 MB instead of 2.4 s and 430 MB.  The main thread is the
+ * interpreter's oldest, printed as thread 1.  Passed hex-encoded, so that
+ * no quoting is needed on gdb's command line.
+ */
+static const char python_walker[] =
+	"def _smt_stacks():\n"
+	"    ts = []\n"
+	"    i = gdb.parse_and_eval('&_PyRuntime')['interpreters']['head']\n"
+	"    while int(i):\n"
+	"        t = i['threads']['head']\n"
+	"        while int(t):\n"
+	"            ts.append(t)\n"
+	"            t = t['next']\n"
+	"        i = i['next']\n"
+	"    n = len(ts)\n"
+	"    for t in ts:\n"
+	"        print()\n"
+	"        print('Thread %d (Thread 0x%x (LWP %d) \"python\"):' % (n, int(t['thread_id']),\n"
+	"              int(t['native_thread_id'])))\n"
+	"        print('Traceback (most recent call first):')\n"
+	"        n -= 1\n"
+	"        try:\n"
+	"            f = t['cframe']['current_frame']\n"
+	"            depth = 0\n"
+	"            while int(f) and depth < 2000:\n"
+	"                p = PyFramePtr(f)\n"
+	"                p.print_traceback()\n"
+	"                try:\n"
+	"                    line = p.current_line()\n"
+	"                except Exception:\n"
+	"                    line = None\n"
+	"                if line and line.strip() and not line.startswith('('):\n"
+	"                    print('    ' + line.strip())\n"
+	"                f = f['previous']\n"
+	"                depth += 1\n"
+	"        except gdb.error as e:\n"
+	"            print('  (unable to read python frame information: %s)' % e)\n"
+	"_smt_stacks()\n";
+
 /* --- the read's life --------------------------------------------------- */
 
 static double now_s(struct smt_stacks *s)
@@ -535,12 +580,11 @@ static void step_done(struct read *r)
 		finish_reason(r, "process %d is gone", (int)r->pid);
 		return;
 	}
-	if (r->step == STEP_PYBT && strstr(clean, "  File \"") == NULL) {
+	if (r->step == STEP_PYTHON && strstr(clean, "  File \"") == NULL) {
 		/* The extension found no interpreter frame (symbols of another
 		 * build, a thread outside Python): the native stack says more. */
 		free(clean);
-		snprintf(r->note, sizeof(r->note), "no Python frames: gdb's py-bt found none in %s",
-			 r->exe);
+		snprintf(r->note, sizeof(r->note), "no Python frames: gdb found none in %s", r->exe);
 		r->step = native_step(r);
 		r->out.len = r->err.len = r->out.dropped = r->err.dropped = 0;
 		run_step(r);
@@ -643,8 +687,9 @@ static int open_pipe(struct read *r, struct tpipe **tpp, struct buf *to, int fd)
 	return rc;
 }
 
-/* The argv of R's current step, in ARGV (room for 24). */
-static int build_argv(struct read *r, char **argv, char store[][PATH_MAX + 32])
+/* The argv of R's current step, in ARGV (room for 24), with STORE for
+ * the strings it makes. */
+static int build_argv(struct read *r, char **argv, char store[][PATH_MAX + 32], char *code)
 {
 	int n = 0;
 
@@ -662,19 +707,18 @@ static int build_argv(struct read *r, char **argv, char store[][PATH_MAX + 32])
 	/* Never a prompt, never the network. */
 	argv[n++] = "-iex";
 	argv[n++] = "set debuginfod enabled off";
-	if (r->step == STEP_PYBT) {
-		/* The extension is sourced explicitly (found above), and only
-		 * the interpreter's symbols are read: a torch rank maps
-		 * hundreds of MB of libraries py-bt does not need. */
+	if (r->step == STEP_PYTHON) {
+		/* The extension is sourced explicitly (found above), and no
+		 * shared library is read unless it is the interpreter. */
 		argv[n++] = "-iex";
 		argv[n++] = "set auto-load python-scripts off";
 		argv[n++] = "-iex";
 		argv[n++] = "set auto-solib-add off";
 	}
 	/* Symbols are read before the attach, so the process is stopped
-	 * only while gdb walks its threads. */
+	 * only while gdb reads its frames. */
 	argv[n++] = r->exe;
-	if (r->step == STEP_PYBT) {
+	if (r->step == STEP_PYTHON) {
 		snprintf(store[0], sizeof(store[0]), "source %s", r->script);
 		argv[n++] = "-ex";
 		argv[n++] = store[0];
@@ -682,12 +726,21 @@ static int build_argv(struct read *r, char **argv, char store[][PATH_MAX + 32])
 	snprintf(store[1], sizeof(store[1]), "attach %d", (int)r->pid);
 	argv[n++] = "-ex";
 	argv[n++] = store[1];
-	if (r->step == STEP_PYBT && r->libpython) {
+	if (r->step == STEP_PYTHON) {
+		if (r->libpython) {
+			argv[n++] = "-ex";
+			argv[n++] = "sharedlibrary libpython";
+		}
+		char *c = code + sprintf(code, "python exec(bytes.fromhex('");
+		for (const char *q = python_walker; *q; q++)
+			c += sprintf(c, "%02x", (unsigned char)*q);
+		strcpy(c, "').decode())");
 		argv[n++] = "-ex";
-		argv[n++] = "sharedlibrary libpython";
+		argv[n++] = code;
+	} else {
+		argv[n++] = "-ex";
+		argv[n++] = "thread apply all bt";
 	}
-	argv[n++] = "-ex";
-	argv[n++] = r->step == STEP_PYBT ? "thread apply all py-bt" : "thread apply all bt";
 	argv[n] = NULL;
 	return n;
 }
@@ -697,6 +750,7 @@ static void run_step(struct read *r)
 {
 	struct smt_stacks *s = r->s;
 	char store[2][PATH_MAX + 32], cwd[64];
+	char code[2 * sizeof(python_walker) + 64];
 	char *argv[24];
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	struct smt_spawn_opts so;
@@ -716,11 +770,11 @@ static void run_step(struct read *r)
 		finish_reason(r, "process %d is gone", (int)r->pid);
 		return;
 	}
-	r->tool_name = r->step == STEP_PYBT ? "gdb py-bt" : r->step == STEP_EUSTACK ? "eu-stack" : "gdb";
+	r->tool_name = r->step == STEP_PYTHON ? "gdb python" : r->step == STEP_EUSTACK ? "eu-stack" : "gdb";
 	r->tool_exited = 0;
 	r->out.max = s->cfg.max_output;
 	r->err.max = STDERR_MAX;
-	build_argv(r, argv, store);
+	build_argv(r, argv, store, code);
 	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		rc = -errno;
 		goto fail;
@@ -809,10 +863,10 @@ static void begin(struct read *r)
 	inspect(r);
 	if (r->python && !r->s->cfg.no_python && r->script[0] &&
 	    smt_spawn_find_program("gdb", r->s->cfg.envp, NULL, path, sizeof(path)) == 0)
-		r->step = STEP_PYBT;
+		r->step = STEP_PYTHON;
 	else
 		r->step = native_step(r);
-	if (r->step != STEP_PYBT && r->python && !r->note[0] && !r->s->cfg.no_python)
+	if (r->step != STEP_PYTHON && r->python && !r->note[0] && !r->s->cfg.no_python)
 		snprintf(r->note, sizeof(r->note), "no Python frames: gdb is not in PATH");
 	run_step(r);
 }
