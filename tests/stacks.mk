@@ -24,6 +24,7 @@ tests_helpers_sleeper_SOURCES = tests/helpers/sleeper.c
 tests_helpers_sleeper_CFLAGS = $(WARN_CFLAGS) -g -O0 -pthread
 tests_helpers_sleeper_LDFLAGS = -pthread
 
-STACKS_TESTS = tests/integration/stacks_read.sh
+STACKS_TESTS = tests/integration/stacks_read.sh tests/integration/stacks_fixtures.sh
 TESTS += $(STACKS_TESTS)
-EXTRA_DIST += $(STACKS_TESTS) tests/helpers/sleeper.py
+EXTRA_DIST += $(STACKS_TESTS) tests/helpers/sleeper.py tests/helpers/heartbeat.py \
+	tests/helpers/torchrun_wrapper.sh
