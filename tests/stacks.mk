@@ -12,7 +12,7 @@ tests_unit_test_stackgroup_SOURCES = tests/unit/test_stackgroup.c tests/unit/tes
 tests_unit_test_stackgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_stackgroup_LDADD = $(TEST_LIBS)
 
-EXTRA_DIST += tests/data/stacks
+EXTRA_DIST += tests/data/stacks tests/helpers/ddp_stall.py tests/helpers/mpi_stall.py
 
 # The driver: smt_stacks on a libuv loop, for the integration test and bench.
 check_PROGRAMS += tests/helpers/stacks_read tests/helpers/sleeper
