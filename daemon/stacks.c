@@ -678,12 +678,13 @@ static int open_pipe(struct read *r, struct tpipe **tpp, struct buf *to, int fd)
 	r->handles++;
 	*tpp = tp;
 	rc = uv_pipe_open(&tp->h, fd);
-	if (rc == 0)
-		rc = uv_read_start((uv_stream_t *)&tp->h, on_alloc, on_read);
-	if (rc < 0) {
+	if (rc < 0)
 		close(fd);
+	else
+		rc = uv_read_start((uv_stream_t *)&tp->h, on_alloc, on_read);
+	/* Once opened, the descriptor is the handle's: closed with it. */
+	if (rc < 0)
 		close_pipe(tpp);
-	}
 	return rc;
 }
 
