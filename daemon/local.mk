@@ -53,6 +53,12 @@ daemon_libsmtd_a_SOURCES += daemon/errline.c daemon/errline.h \
 	daemon/report.c daemon/report.h \
 	daemon/resultfile.c daemon/resultfile.h
 
+# Stalls: reading live stacks, faulthandler dumps, naming the odd rank.
+daemon_libsmtd_a_SOURCES += daemon/stackparse.c daemon/stackparse.h \
+	daemon/pystack.c daemon/pystack.h \
+	daemon/stackgroup.c daemon/stackgroup.h \
+	daemon/stacks.c daemon/stacks.h
+
 # Talking: the control API, curl on the loop, the leader's channels, systemd.
 daemon_libsmtd_a_SOURCES += daemon/api.c daemon/api.h \
 	daemon/httpconn.c daemon/httpconn.h \

@@ -20,4 +20,5 @@ include $(srcdir)/tests/preload.mk
 include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/multihost.mk
 include $(srcdir)/tests/ship.mk
+include $(srcdir)/tests/stacks.mk
 EXTRA_DIST += tests/fuzz

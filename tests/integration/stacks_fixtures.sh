@@ -1,0 +1,150 @@
+#!/bin/sh
+# The stall fixtures of issue 16 behave as the integration tests expect,
+# and their stacks name the odd rank, read live (smt_stacks) and from the
+# faulthandler dumps they print on SIGABRT with PYTHONFAULTHANDLER=1:
+#   heartbeat.py   heartbeats go on, progress lines stop
+#   mpi_stall.py   3 ranks under mpirun: rank 2 in time.sleep, the others in
+#                  MPI_Barrier (needs openmpi-bin, python3-mpi4py)
+#   ddp_stall.py   3 torch DDP ranks (gloo) under torchrun: rank 1 sleeps
+#                  before an all-reduce, the others wait in it (needs
+#                  python3-torch; torchrun through torchrun_wrapper.sh)
+# The live reads need gdb (Python frames: python3.11-dbg) or eu-stack.
+# Parts whose packages are missing are skipped with a note; the whole test
+# skips (77) when none can run.
+. "$top_srcdir/tests/lib.sh"
+smt_tmpdir
+
+H="$top_srcdir/tests/helpers"
+READ="$top_builddir/tests/helpers/stacks_read"
+PY=/usr/bin/python3
+jobs=
+trap 'for p in $jobs; do kill -9 -- -$p $p 2>/dev/null; done; rm -rf "$T"' EXIT
+ran=0
+
+have() { command -v "$1" >/dev/null 2>&1; }
+# Python frames from a live read: gdb with CPython's extension for Debian's python.
+pybt=0
+if have gdb && [ -f /usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py ]; then
+	pybt=1
+fi
+reader=0
+if have gdb || have eu-stack; then
+	reader=1
+fi
+
+# wait_lines FILE PATTERN COUNT [SECONDS]
+wait_lines() {
+	i=0
+	while [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -lt "$3" ]; do
+		i=$((i + 1))
+		[ $i -le $(( ${4:-60} * 10 )) ] || { cat "$1" >&2; fail "waited for $3 x '$2' in $1"; }
+		sleep 0.1
+	done
+}
+
+# wait_count FILE STRING COUNT: mpirun interleaves the ranks' stderr
+# within lines, so occurrences are counted, not lines.
+wait_count() {
+	i=0
+	while [ "$(grep -oF -- "$2" "$1" 2>/dev/null | wc -l)" -lt "$3" ]; do
+		i=$((i + 1))
+		[ $i -le 300 ] || { cat "$1" >&2; fail "waited for $3 x '$2' in $1"; }
+		sleep 0.1
+	done
+}
+
+# pids_of SCRIPT: the PIDs of the Python processes running SCRIPT, by rank.
+pids_of() {
+	for d in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' 2>/dev/null < "$d/cmdline") || continue
+		case $cmd in
+		*torchrun*) continue ;;
+		"$PY "*"$1"*|"/usr/bin/python3.11 "*"$1"*) ;;
+		*) continue ;;
+		esac
+		r=$(tr '\0' '\n' 2>/dev/null < "$d/environ" |
+			sed -n 's/^\(OMPI_COMM_WORLD_RANK\|RANK\)=//p' | head -1)
+		echo "${r:-0} ${d#/proc/}"
+	done | sort -n | awk '{print $2}'
+}
+
+# --- heartbeat.py -----------------------------------------------------------
+if have python3 || [ -x "$PY" ]; then
+	py=$(command -v python3 || echo "$PY")
+	SMT_PROGRESS_STEPS=2 SMT_HEARTBEAT_LIMIT=3.5 "$py" "$H/heartbeat.py" > "$T/hb.out" ||
+		fail "heartbeat.py failed"
+	assert_eq "$(grep -c '^progress step' "$T/hb.out")" 2 "progress lines"
+	assert_eq "$(grep -c '^heartbeat' "$T/hb.out")" 4 "heartbeats"
+	assert_eq "$(tail -1 "$T/hb.out")" "heartbeat 3" "heartbeats go on after the progress stops"
+	ran=1
+fi
+
+# --- mpi_stall.py -----------------------------------------------------------
+if have mpirun && [ -x "$PY" ] && "$PY" -c 'import mpi4py' 2>/dev/null; then
+	PYTHONFAULTHANDLER=1 setsid mpirun --allow-run-as-root --oversubscribe -np 3 \
+		-x PYTHONFAULTHANDLER "$PY" -m mpi4py "$H/mpi_stall.py" \
+		> "$T/mpi.out" 2> "$T/mpi.err" &
+	jobs="$jobs $!"
+	wait_lines "$T/mpi.out" "ready" 3
+	sleep 0.5
+	pids=$(pids_of mpi_stall.py)
+	assert_eq "$(echo $pids | wc -w)" 3 "three ranks"
+	if [ $reader = 1 ]; then
+		# shellcheck disable=SC2086
+		"$READ" --group $pids > "$T/mpi.stacks" || fail "reading the ranks failed"
+		if [ $pybt = 1 ]; then
+			assert_contains "$T/mpi.stacks" \
+				"summary: rank 2 on local is in time.sleep (mpi_stall.py:18) while 2 ranks wait in comm.Barrier (mpi_stall.py:28)" \
+				"live stacks name the sleeping rank"
+		else
+			echo "note: no Python frames (python3.11-dbg): native stacks only"
+			assert_contains "$T/mpi.stacks" "summary: rank 2 on local is in" "live stacks name rank 2"
+		fi
+	fi
+	for p in $pids; do kill -ABRT "$p"; done
+	wait_count "$T/mpi.err" "Extension modules: mpi4py.MPI" 3
+	assert_contains "$T/mpi.err" "mpi_stall.py\", line 18 in stuck" "the sleeping rank's dump"
+	assert_eq "$(grep -oF 'mpi_stall.py", line 28 in main' "$T/mpi.err" | wc -l)" 2 \
+		"the waiting ranks' dumps"
+	ran=1
+else
+	echo "note: mpirun or python3-mpi4py missing: mpi_stall.py not run"
+fi
+
+# --- ddp_stall.py under torchrun ---------------------------------------------
+if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torchrun; then
+	mkdir "$T/bin"
+	ln -s "$H/torchrun_wrapper.sh" "$T/bin/torchrun"
+	PATH="$T/bin:$PATH" PYTHONFAULTHANDLER=1 SMT_STALL_RANK=1 SMT_STEPS=4 \
+		MASTER_PORT=$((29600 + $$ % 300)) setsid torchrun --nnodes 1 --nproc_per_node 3 \
+		--master_port $((29600 + $$ % 300)) "$H/ddp_stall.py" > "$T/ddp.out" 2> "$T/ddp.err" &
+	jobs="$jobs $!"
+	wait_lines "$T/ddp.out" "stopping before the all-reduce of step 2" 1 120
+	wait_lines "$T/ddp.out" "rank 0 step 1 loss" 1
+	sleep 1
+	pids=$(pids_of ddp_stall.py)
+	assert_eq "$(echo $pids | wc -w)" 3 "three ranks"
+	assert_not_contains "$T/ddp.out" "step 2 loss" "no rank passed the stalled all-reduce"
+	if [ $reader = 1 ]; then
+		# shellcheck disable=SC2086
+		"$READ" --group $pids > "$T/ddp.stacks" || fail "reading the ranks failed"
+		if [ $pybt = 1 ]; then
+			assert_contains "$T/ddp.stacks" \
+				"summary: rank 1 on local is in time.sleep (ddp_stall.py:44) while 2 ranks wait in dist.all_reduce (ddp_stall.py:66)" \
+				"live stacks name the sleeping rank"
+		else
+			assert_contains "$T/ddp.stacks" "summary: rank 1 on local is in" "live stacks name rank 1"
+		fi
+	fi
+	for p in $pids; do kill -ABRT "$p"; done
+	wait_count "$T/ddp.err" "Extension modules: torch._C" 3
+	assert_contains "$T/ddp.err" "ddp_stall.py\", line 44 in stall_forever" "the sleeping rank's dump"
+	assert_eq "$(grep -o 'distributed_c10d.py", line [0-9]* in all_reduce' "$T/ddp.err" | wc -l)" 2 \
+		"the waiting ranks' dumps"
+	ran=1
+else
+	echo "note: python3-torch missing: ddp_stall.py not run"
+fi
+
+[ $ran = 1 ] || skip "no fixture could run (python3, mpi4py, torch missing)"
+exit 0
