@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "textesc.h"
 #include "stackgroup.h"
 #include "stackparse.h"
 
@@ -84,7 +84,7 @@ static void put_n(struct text *t, const char *s, size_t n, int nl)
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (n > 0 && !t->full && !t->oom) {
-		size_t k = *p < 0x80 ? 1 : smt_report_utf8_len(p, n);
+		size_t k = *p < 0x80 ? 1 : smt_utf8_len(p, n);
 		char c[4];
 		const char *src = (const char *)p;
 		size_t w = k;
