@@ -5,6 +5,19 @@
  * libuv streams and one smt_httpconn per client and decides when a client
  * is dropped.  Each connection owns two handles (its stream and its idle
  * timer) and is freed when both are closed.
+ *
+ * Requests are answered one at a time per connection, and a connection's
+ * next request is parsed only while its unsent answers stay under
+ * SMT_API_CONN_OUTPUT_MAX: reading stops while input waits to be parsed.
+ * Small answers are given as soon as the request is read.  Large ones
+ * (status, logs, metrics; httpconn.c defers them) are done from an idle
+ * handle, one step per turn of the loop - the daemon's callback that
+ * builds the answer, then its JSON a slice at a time - so that the loop
+ * polls between two steps: a /healthz, a signal or the ranks' output wait
+ * for one step at most.  A large answer is started only when no other is
+ * being rendered and the unsent answers of all connections are under
+ * SMT_API_OUTPUT_MAX.  The leader's requests are exempt from all of this:
+ * they are the job's own protocol.
  */
 #include "config.h"
 
@@ -23,8 +36,6 @@
 #include "log.h"
 #include "smt_proto.h"
 
-/* Stop reading a client whose answers pile up unread beyond this. */
-#define WRITE_QUEUE_HIGH (1024 * 1024)
 #define LISTEN_BACKLOG 128
 
 union stream {
@@ -40,8 +51,11 @@ struct listener {
 	int is_tcp;
 };
 
-/* At close, how long a connection may wait for its client to hang up. */
+/* At close, how long a leader's connection may wait for its client to
+ * hang up. */
 #define LINGER_MS 2000
+/* At close, how long another client's answers still queued may take. */
+#define EXIT_FLUSH_MS 200
 /* After an answer that ends a connection, input is read and discarded for
  * at most this long. */
 #define DRAIN_MS 1000
@@ -52,14 +66,21 @@ struct conn {
 	struct smt_api *api;
 	struct smt_httpconn *http;
 	struct conn *prev, *next;
+	struct conn *run_prev, *run_next;  /* the run queue, when on it */
+	int on_run_queue;
+	int is_tcp;
 	int open_handles;
 	int closing;        /* uv_close called */
+	int reading;        /* uv_read_start in effect */
+	int eof;            /* the client sent everything it will send */
 	int close_after_writes;
-	int paused;         /* reading stopped until the writes drain */
 	int lingering;      /* the server closes: wait for the client's end */
 	int draining;       /* answered and half-closed: input is discarded */
+	int busy;           /* in the parser, whose callbacks may close the server */
+	int rendering;      /* counted in api->renders */
 	uv_shutdown_t shutdown_req;
 	unsigned writes;
+	size_t queued;      /* bytes given to uv_write and not written yet */
 	char buf[16 * 1024];
 };
 
@@ -67,6 +88,7 @@ struct write_req {
 	uv_write_t req;
 	struct conn *c;
 	char *data;
+	size_t len;
 };
 
 struct smt_api {
@@ -75,7 +97,11 @@ struct smt_api {
 	void *ctx;
 	int uid;
 	unsigned idle_ms;
-	unsigned max_conns;
+	unsigned max_conns;      /* on the Unix socket */
+	unsigned max_tcp_conns;  /* on the TCP listener */
+	unsigned unix_conns, tcp_conns;
+	size_t conn_output_max, output_max;
+	size_t queued;           /* every connection's unsent answers */
 	unsigned linger_ms;
 	struct listener *unix_listener;
 	struct listener *tcp_listener;
@@ -83,8 +109,17 @@ struct smt_api {
 	dev_t unix_dev;
 	ino_t unix_ino;
 	struct conn *conns;
+	/* Connections with a request to answer or input to parse, served
+	 * one request per turn of the loop by IDLE. */
+	struct conn *run_head, *run_tail;
+	uv_idle_t idle;
+	uv_timer_t pace;         /* the pause after a long step */
+	int idle_init;
+	int pacing;
+	unsigned renders;        /* connections whose answer is rendering */
+	int fresh;               /* a connection was accepted this turn */
 	struct smt_api_stats stats;
-	unsigned live;  /* listeners and connections not yet closed */
+	unsigned live;  /* handles not yet closed: listeners, connections, idle */
 	uint64_t last_refusal_log;
 	int closing;
 	void (*done)(void *);
@@ -102,7 +137,7 @@ static void api_finish(struct smt_api *api)
 		done(arg);
 }
 
-/* A listener or a connection is gone; the last one ends a closing server. */
+/* A handle is gone; the last one ends a closing server. */
 static void api_release(struct smt_api *api)
 {
 	api->live--;
@@ -110,7 +145,60 @@ static void api_release(struct smt_api *api)
 		api_finish(api);
 }
 
+/* ---- the run queue ---- */
+
+static void on_idle(uv_idle_t *idle);
+
+static void run_queue_add(struct conn *c)
+{
+	struct smt_api *api = c->api;
+
+	/* A closing server has no idle handle: its lingering connections
+	 * (the leader's) are served at once, in conn_after. */
+	if (c->on_run_queue || c->closing || api->closing)
+		return;
+	if (!api->idle_init) {
+		uv_idle_init(api->loop, &api->idle);
+		uv_timer_init(api->loop, &api->pace);
+		api->idle.data = api->pace.data = api;
+		api->idle_init = 1;
+		api->live += 2;
+	}
+	c->on_run_queue = 1;
+	c->run_next = NULL;
+	c->run_prev = api->run_tail;
+	if (api->run_tail)
+		api->run_tail->run_next = c;
+	else
+		api->run_head = c;
+	api->run_tail = c;
+	if (!api->pacing)
+		uv_idle_start(&api->idle, on_idle);
+}
+
+static void run_queue_remove(struct conn *c)
+{
+	struct smt_api *api = c->api;
+
+	if (!c->on_run_queue)
+		return;
+	c->on_run_queue = 0;
+	if (c->run_prev)
+		c->run_prev->run_next = c->run_next;
+	else
+		api->run_head = c->run_next;
+	if (c->run_next)
+		c->run_next->run_prev = c->run_prev;
+	else
+		api->run_tail = c->run_prev;
+	c->run_prev = c->run_next = NULL;
+	if (!api->run_head)
+		uv_idle_stop(&api->idle);
+}
+
 /* ---- connections ---- */
+
+static void api_wake(struct smt_api *api);
 
 static void on_conn_handle_closed(uv_handle_t *h)
 {
@@ -130,7 +218,12 @@ static void conn_close(struct conn *c)
 
 	if (c->closing)
 		return;
+	run_queue_remove(c);
 	c->closing = 1;
+	if (c->rendering) {
+		c->rendering = 0;
+		api->renders--;
+	}
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -138,8 +231,13 @@ static void conn_close(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	api->stats.connections--;
+	if (c->is_tcp)
+		api->tcp_conns--;
+	else
+		api->unix_conns--;
 	uv_close(&c->h.handle, on_conn_handle_closed);
 	uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
+	api_wake(api);
 }
 
 static void on_linger_timeout(uv_timer_t *t)
@@ -167,17 +265,95 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void conn_drain_close(struct conn *c);
 static void conn_after(struct conn *c, int r);
+static void conn_schedule(struct conn *c);
+
+/*
+ * The parser's calls, which answer requests.  An answer may end the daemon
+ * (a kill, the leader's result) and so call smt_api_close: it then finds
+ * the connection busy and leaves it open for conn_after to send that
+ * answer.
+ */
+static int conn_feed(struct conn *c, const char *data, size_t len)
+{
+	c->busy = 1;
+	int r = smt_httpconn_feed(c->http, data, len);
+	c->busy = 0;
+	return r;
+}
+
+static int conn_next(struct conn *c)
+{
+	c->busy = 1;
+	int r = smt_httpconn_next(c->http);
+	c->busy = 0;
+	return r;
+}
+
+static int conn_release(struct conn *c)
+{
+	c->busy = 1;
+	int r = smt_httpconn_release(c->http);
+	c->busy = 0;
+	return r;
+}
+
+/* Read when there is room for what the client sends: no input waiting to
+ * be parsed (except behind a long poll, to notice a client that leaves),
+ * and its answers under their cap.  A draining connection always reads. */
+static void conn_update_reading(struct conn *c)
+{
+	int want;
+
+	if (c->closing)
+		return;
+	if (c->draining)
+		want = 1;
+	else if (c->eof || c->close_after_writes)
+		want = 0;
+	else if (smt_httpconn_held(c->http))
+		want = 1;
+	else
+		want = !smt_httpconn_deferred(c->http) && smt_httpconn_pending(c->http) == 0 &&
+		       c->queued < c->api->conn_output_max;
+	if (want && !c->reading) {
+		if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
+			conn_close(c);
+			return;
+		}
+		c->reading = 1;
+	} else if (!want && c->reading) {
+		uv_read_stop(&c->h.stream);
+		c->reading = 0;
+	}
+}
+
+/* Wake the connections that wait: for room under the output caps, or
+ * for the large answer being rendered to be done. */
+static void api_wake(struct smt_api *api)
+{
+	if (api->closing || api->queued >= api->output_max || api->renders > 0)
+		return;
+	for (struct conn *c = api->conns; c; c = c->next)
+		if (!c->closing && !c->on_run_queue && c->queued < api->conn_output_max)
+			conn_schedule(c);
+}
 
 static void on_write(uv_write_t *req, int status)
 {
 	struct write_req *w = (struct write_req *)req;
 	struct conn *c = w->c;
+	struct smt_api *api = c->api;
 
+	c->queued -= w->len;
+	api->queued -= w->len;
 	free(w->data);
 	free(w);
 	c->writes--;
-	if (c->closing)
+	if (c->closing) {
+		/* Its memory is free now: others may use it. */
+		api_wake(api);
 		return;
+	}
 	if (status < 0) {
 		/* The client went away in the middle of an answer: nothing to do. */
 		smt_debug("control API: client gone while answering: %s", uv_strerror(status));
@@ -188,11 +364,9 @@ static void on_write(uv_write_t *req, int status)
 		conn_drain_close(c);
 		return;
 	}
-	if (c->paused && uv_stream_get_write_queue_size(&c->h.stream) < WRITE_QUEUE_HIGH / 2) {
-		c->paused = 0;
-		if (uv_read_start(&c->h.stream, on_alloc, on_read) < 0)
-			conn_close(c);
-	}
+	conn_update_reading(c);
+	conn_schedule(c);
+	api_wake(api);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
@@ -212,18 +386,26 @@ static void on_shutdown(uv_shutdown_t *req, int status)
  * is still sending, so that its socket is not reset before it read the
  * answer (a client still sending a 64 KiB body would otherwise see "broken
  * pipe" instead of 413).  At the client's end, or after DRAIN_MS, close.
+ * A client that already ended its side, and every client but the leader's
+ * while the server closes, is closed at once.
  */
 static void conn_drain_close(struct conn *c)
 {
 	if (c->draining || c->closing)
 		return;
-	c->draining = 1;
-	if (uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown) < 0 ||
-	    uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
+	if (c->eof || (c->api->closing && !c->lingering)) {
 		conn_close(c);
 		return;
 	}
-	uv_timer_start(&c->timer, on_drain_timeout, DRAIN_MS, 0);
+	run_queue_remove(c);
+	c->draining = 1;
+	if (uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown) < 0) {
+		conn_close(c);
+		return;
+	}
+	conn_update_reading(c);
+	if (!c->closing)
+		uv_timer_start(&c->timer, on_drain_timeout, DRAIN_MS, 0);
 }
 
 /* Send what the parser produced; close when it says so. */
@@ -241,6 +423,7 @@ static void conn_flush(struct conn *c)
 		}
 		w->c = c;
 		w->data = data;
+		w->len = len;
 		uv_buf_t b = uv_buf_init(data, (unsigned)len);
 		int r = uv_write(&w->req, &c->h.stream, &b, 1, on_write);
 		if (r < 0) {
@@ -250,19 +433,110 @@ static void conn_flush(struct conn *c)
 			return;
 		}
 		c->writes++;
+		c->queued += len;
+		c->api->queued += len;
 	}
 	if (smt_httpconn_closing(c->http)) {
 		const char *why = smt_httpconn_error(c->http);
 		if (why)
 			smt_info("control API: closing a client connection: %s", why);
+		run_queue_remove(c);
 		c->close_after_writes = 1;
 		if (c->writes == 0)
 			conn_drain_close(c);
 		return;
 	}
-	if (uv_stream_get_write_queue_size(&c->h.stream) > WRITE_QUEUE_HIGH) {
-		c->paused = 1;
-		uv_read_stop(&c->h.stream);
+	if (c->eof && !smt_httpconn_held(c->http) && !smt_httpconn_deferred(c->http) &&
+	    smt_httpconn_pending(c->http) == 0) {
+		/* The client said all it had to say, and all of it is answered. */
+		c->close_after_writes = 1;
+		if (c->writes == 0)
+			conn_close(c);
+		return;
+	}
+	conn_update_reading(c);
+}
+
+/*
+ * Put C on the run queue when it has work the idle handle may do now: a
+ * deferred answer, within both output caps, or input to parse, within its
+ * own cap.  Otherwise on_write wakes it as its answers leave.
+ */
+static void conn_schedule(struct conn *c)
+{
+	struct smt_api *api = c->api;
+
+	if (c->closing || c->draining || c->close_after_writes || c->on_run_queue)
+		return;
+	if (smt_httpconn_rendering(c->http)) {
+		run_queue_add(c);
+		return;
+	}
+	if (c->queued >= api->conn_output_max)
+		return;
+	if (smt_httpconn_deferred(c->http)) {
+		if (api->queued < api->output_max && api->renders == 0)
+			run_queue_add(c);
+	} else if (!smt_httpconn_held(c->http) && smt_httpconn_pending(c->http) > 0) {
+		run_queue_add(c);
+	}
+}
+
+static void on_pace(uv_timer_t *t)
+{
+	struct smt_api *api = t->data;
+
+	api->pacing = 0;
+	if (api->run_head)
+		uv_idle_start(&api->idle, on_idle);
+}
+
+static void conn_step(struct smt_api *api, struct conn *c);
+
+/*
+ * One step for the first connection in the run queue, per turn of the
+ * loop: the loop polls between two steps.  A step that took long (the
+ * daemon building a large answer) is followed by a pause as long, so
+ * that clients of the API never take more than half of a CPU from the
+ * daemon and its job.
+ */
+static void on_idle(uv_idle_t *idle)
+{
+	struct smt_api *api = idle->data;
+	struct conn *c = api->run_head;
+
+	if (!c) {
+		uv_idle_stop(idle);
+		return;
+	}
+	/* A client that has just connected is read first: a probe's
+	 * request is usually there already. */
+	if (api->fresh) {
+		api->fresh = 0;
+		return;
+	}
+	uint64_t start = uv_hrtime();
+	conn_step(api, c);
+	uint64_t ms = (uv_hrtime() - start) / 1000000;
+	if (ms >= 1 && !api->closing) {
+		api->pacing = 1;
+		uv_idle_stop(idle);
+		uv_timer_start(&api->pace, on_pace, ms, 0);
+	}
+}
+
+static void conn_step(struct smt_api *api, struct conn *c)
+{
+	run_queue_remove(c);
+	if (smt_httpconn_rendering(c->http)) {
+		conn_after(c, conn_release(c));
+	} else if (smt_httpconn_deferred(c->http)) {
+		if (c->queued >= api->conn_output_max || api->queued >= api->output_max ||
+		    api->renders > 0)
+			return;  /* on_write or the end of the rendering wakes it */
+		conn_after(c, conn_release(c));
+	} else {
+		conn_after(c, conn_next(c));
 	}
 }
 
@@ -278,30 +552,53 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	if (nread < 0) {
-		/* At EOF the answers already queued are still delivered. */
-		uv_read_stop(s);
-		c->close_after_writes = 1;
-		if (nread != UV_EOF || c->writes == 0)
+		if (nread != UV_EOF) {
 			conn_close(c);
+			return;
+		}
+		/* At EOF the requests already read are still answered: the
+		 * client may have half-closed after its last request. */
+		c->eof = 1;
+		conn_update_reading(c);
+		conn_flush(c);
 		return;
 	}
 	/* A lingering connection is still answered: the leader may send its
 	 * result on an idle channel to a host that has just stopped, and an
 	 * unanswered request would keep both waiting for the linger. */
-	int r = smt_httpconn_feed(c->http, buf->base, (size_t)nread);
-	conn_after(c, r);
+	conn_after(c, conn_feed(c, buf->base, (size_t)nread));
 }
 
 static void on_hold_timeout(uv_timer_t *t)
 {
 	struct conn *c = t->data;
 
-	conn_after(c, smt_httpconn_release(c->http));
+	conn_after(c, conn_release(c));
 }
 
-/* After the parser answered R requests: time the connection and send. */
+/* Count the connections whose answer is rendering; wake the others when
+ * none is left. */
+static void conn_count_rendering(struct conn *c)
+{
+	struct smt_api *api = c->api;
+	int now = !c->closing && smt_httpconn_rendering(c->http);
+
+	if (now == c->rendering)
+		return;
+	c->rendering = now;
+	if (now) {
+		api->renders++;
+	} else {
+		api->renders--;
+		api_wake(api);
+	}
+}
+
+/* After the parser answered R requests: time the connection, send, and
+ * queue what is left to do. */
 static void conn_after(struct conn *c, int r)
 {
+	conn_count_rendering(c);
 	if (r < 0) {
 		smt_warn("control API: closing a client connection: %s", strerror(-r));
 		conn_close(c);
@@ -309,25 +606,51 @@ static void conn_after(struct conn *c, int r)
 	}
 	unsigned hold = smt_httpconn_held(c->http);
 	if (c->lingering) {
-		/* Nothing changes any more: no poll is held, and the linger's
-		 * timer stays as it is. */
-		if (hold)
-			r = smt_httpconn_release(c->http);
-		if (r < 0)
-			conn_close(c);
-		else
+		/* Nothing changes any more: no poll is held, the requests
+		 * behind are answered at once (the leader's, one at a time
+		 * anyway), and the linger's timer stays as it is. */
+		while (r >= 0) {
+			if (smt_httpconn_held(c->http) || smt_httpconn_deferred(c->http)) {
+				r = conn_release(c);
+				continue;
+			}
+			if (smt_httpconn_closing(c->http) || smt_httpconn_pending(c->http) == 0)
+				break;
 			conn_flush(c);
+			if (c->closing)
+				return;
+			r = conn_next(c);
+		}
+		if (r < 0) {
+			conn_close(c);
+			return;
+		}
+	} else if (c->api->closing) {
+		/* The server closed while this request was answered: send the
+		 * answer (a poll that was just held gets the status as it is)
+		 * and close; nothing behind it is read. */
+		if (r >= 0 && hold)
+			r = conn_release(c);
+		if (r < 0) {
+			conn_close(c);
+			return;
+		}
+		conn_flush(c);
+		if (!c->closing && c->writes == 0)
+			conn_close(c);
 		return;
-	}
-	if (hold)
+	} else if (hold) {
 		/* A held long poll is a complete request: its own time applies. */
 		uv_timer_start(&c->timer, on_hold_timeout, hold, 0);
-	else if (smt_httpconn_from_leader(c->http))
+	} else if (smt_httpconn_from_leader(c->http)) {
 		uv_timer_stop(&c->timer);
-	else if (r > 0)
-		/* Only a complete request buys time: trickling bytes does not. */
+	} else if (r > 0 || smt_httpconn_deferred(c->http)) {
+		/* Only a complete request buys time: trickling bytes does not.
+		 * One that waits for its answer is complete. */
 		uv_timer_start(&c->timer, on_idle_timeout, c->api->idle_ms, 0);
+	}
 	conn_flush(c);
+	conn_schedule(c);
 }
 
 void smt_api_notify(struct smt_api *api)
@@ -337,7 +660,7 @@ void smt_api_notify(struct smt_api *api)
 	for (struct conn *c = api->conns; c; c = next) {
 		next = c->next;
 		if (!c->closing && smt_httpconn_held(c->http))
-			conn_after(c, smt_httpconn_release(c->http));
+			conn_after(c, conn_release(c));
 	}
 }
 
@@ -378,6 +701,7 @@ static void on_connection(uv_stream_t *server, int status)
 		return;
 	}
 	c->api = api;
+	c->is_tcp = l->is_tcp;
 	int r = l->is_tcp ? uv_tcp_init(api->loop, &c->h.tcp) : uv_pipe_init(api->loop, &c->h.pipe, 0);
 	if (r < 0) {
 		free(c);
@@ -389,6 +713,10 @@ static void on_connection(uv_stream_t *server, int status)
 	c->open_handles = 2;
 	api->live++;
 	api->stats.connections++;
+	if (c->is_tcp)
+		api->tcp_conns++;
+	else
+		api->unix_conns++;
 	c->next = api->conns;
 	if (c->next)
 		c->next->prev = c;
@@ -400,14 +728,20 @@ static void on_connection(uv_stream_t *server, int status)
 		return;
 	}
 	api->stats.accepted++;
-	if (api->stats.connections > api->max_conns || api->closing) {
+	api->fresh = 1;
+	/* Each listener has its own limit: probes over TCP never take the
+	 * places of the control socket's clients and the leader's channels. */
+	unsigned open = c->is_tcp ? api->tcp_conns : api->unix_conns;
+	unsigned max = c->is_tcp ? api->max_tcp_conns : api->max_conns;
+	if (open > max || api->closing) {
 		uv_buf_t b = uv_buf_init((char *)too_many, sizeof too_many - 1);
 		api->stats.rejected++;
 		/* A storm of clients must not become a storm of log lines. */
 		if (uv_now(api->loop) - api->last_refusal_log >= 1000) {
 			api->last_refusal_log = uv_now(api->loop);
-			smt_warn("control API: refusing connections: %u are open already "
-				 "(%lu refused so far)", api->max_conns, api->stats.rejected);
+			smt_warn("control API: refusing connections %s: %u are open already "
+				 "(%lu refused so far)", c->is_tcp ? "over TCP" : "on the socket",
+				 max, api->stats.rejected);
 		}
 		uv_try_write(&c->h.stream, &b, 1);
 		conn_close(c);
@@ -419,11 +753,13 @@ static void on_connection(uv_stream_t *server, int status)
 		.read_only = l->is_tcp,
 	};
 	if (smt_httpconn_new(api->ops, api->ctx, &peer, &api->stats, &c->http) < 0 ||
-	    uv_timer_start(&c->timer, on_idle_timeout, api->idle_ms, 0) < 0 ||
-	    uv_read_start(&c->h.stream, on_alloc, on_read) < 0) {
+	    uv_timer_start(&c->timer, on_idle_timeout, api->idle_ms, 0) < 0) {
 		smt_warn("control API: could not set up a client connection");
 		conn_close(c);
+		return;
 	}
+	smt_httpconn_set_defer(c->http, 1);
+	conn_update_reading(c);
 }
 
 /* ---- listeners ---- */
@@ -607,7 +943,7 @@ out:
 	return r;
 }
 
-static int parse_addr_port(const char *text, struct sockaddr_storage *ss)
+int smt_api_parse_listen(const char *text, struct sockaddr_storage *ss)
 {
 	char host[64];
 	const char *port;
@@ -655,7 +991,7 @@ int smt_api_listen_tcp(struct smt_api *api, const char *addr_port)
 	if (api->tcp_listener || api->closing)
 		return -EBUSY;
 	memset(&ss, 0, sizeof ss);
-	if (parse_addr_port(addr_port, &ss) < 0) {
+	if (smt_api_parse_listen(addr_port, &ss) < 0) {
 		smt_error("health listener '%s': expected ADDR:PORT, [ADDR6]:PORT or :PORT",
 			  addr_port);
 		return -EINVAL;
@@ -704,6 +1040,9 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 	api->idle_ms = SMT_API_IDLE_TIMEOUT_MS;
 	api->linger_ms = LINGER_MS;
 	api->max_conns = SMT_API_MAX_CONNECTIONS;
+	api->max_tcp_conns = SMT_API_MAX_TCP_CONNECTIONS;
+	api->conn_output_max = SMT_API_CONN_OUTPUT_MAX;
+	api->output_max = SMT_API_OUTPUT_MAX;
 	*out = api;
 	return 0;
 }
@@ -720,6 +1059,25 @@ void smt_api_set_limits(struct smt_api *api, unsigned idle_timeout_ms,
 		api->idle_ms = idle_timeout_ms;
 	if (max_connections)
 		api->max_conns = max_connections;
+}
+
+void smt_api_set_tcp_limit(struct smt_api *api, unsigned max_connections)
+{
+	if (max_connections)
+		api->max_tcp_conns = max_connections;
+}
+
+void smt_api_set_output_limits(struct smt_api *api, size_t per_connection, size_t total)
+{
+	if (per_connection)
+		api->conn_output_max = per_connection;
+	if (total)
+		api->output_max = total;
+}
+
+static void on_idle_closed(uv_handle_t *h)
+{
+	api_release(h->data);
 }
 
 void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
@@ -739,23 +1097,52 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 		listener_close(api->tcp_listener);
 	api->unix_listener = api->tcp_listener = NULL;
 	/*
-	 * Answers already queued are still delivered - a worker's answer to
-	 * the leader's result is the last thing it says - and held long polls
-	 * are answered now.  A connection then stays until its client closes
-	 * it (so that an answer relayed by `smtctl dial-stdio` is not cut
-	 * off when the daemon exits), for at most api->linger_ms.
+	 * Held long polls are answered now, and answers already queued or
+	 * being rendered are still delivered; deferred requests not started
+	 * yet are not answered.  Only the
+	 * leader's connections stay until their client closes them, for at
+	 * most api->linger_ms: a worker's answer to the leader's result is
+	 * the last thing it says, and when it is relayed by `smtctl
+	 * dial-stdio` it must not be cut off by the daemon's exit.  Every
+	 * other client is closed once its answers are written (at most
+	 * EXIT_FLUSH_MS): none may delay the daemon's exit.
 	 */
 	struct conn *next;
 	for (struct conn *c = api->conns; c; c = next) {
 		next = c->next;
-		if (smt_httpconn_held(c->http)) {
-			smt_httpconn_release(c->http);
-			conn_flush(c);
-		}
 		if (c->closing)
 			continue;
-		c->lingering = 1;
-		uv_timer_start(&c->timer, on_linger_timeout, api->linger_ms, 0);
+		run_queue_remove(c);
+		/* What is answered from now on is answered at once, and so is
+		 * the rest of an answer being rendered: a long poll released
+		 * by the last change of state carries the final state. */
+		smt_httpconn_set_defer(c->http, 0);
+		while (smt_httpconn_rendering(c->http) && smt_httpconn_release(c->http) >= 0)
+			;
+		if (smt_httpconn_held(c->http))
+			smt_httpconn_release(c->http);
+		conn_flush(c);
+		if (c->closing)
+			continue;
+		if (smt_httpconn_from_leader(c->http)) {
+			c->lingering = 1;
+			uv_timer_start(&c->timer, on_linger_timeout, api->linger_ms, 0);
+		} else if ((c->writes == 0 && !c->busy) || c->draining) {
+			conn_close(c);
+		} else {
+			c->close_after_writes = 1;
+			if (c->reading) {
+				uv_read_stop(&c->h.stream);
+				c->reading = 0;
+			}
+			uv_timer_start(&c->timer, on_linger_timeout, EXIT_FLUSH_MS, 0);
+		}
+	}
+	if (api->idle_init) {
+		uv_idle_stop(&api->idle);
+		uv_close((uv_handle_t *)&api->idle, on_idle_closed);
+		uv_close((uv_handle_t *)&api->pace, on_idle_closed);
+		api->idle_init = 0;
 	}
 	if (api->live == 0)
 		api_finish(api);

@@ -9,15 +9,29 @@
  * A request is answered as soon as it is complete; pipelined requests are
  * answered in order.
  *
- * Robustness: headers over SMT_MAX_HEADER_BYTES get 431, a body over
- * SMT_MAX_BODY_BYTES 413, a malformed request 400; all three close the
- * connection.  A client that does not complete a request within the idle
- * timeout (default SMT_API_IDLE_TIMEOUT_MS; trickling bytes does not extend
- * it) is dropped - except the leader's channel (requests with
- * "X-Smtd-Leader: 1"), which idles between the readiness probe and the
- * launch and ends with its ssh anyway -, and beyond SMT_API_MAX_CONNECTIONS open connections a
- * new one gets a 503 and is closed at once.  Nothing a client does makes
- * any of these functions fail or blocks the loop.
+ * Robustness: headers over SMT_MAX_HEADER_BYTES (the request line and
+ * every header byte) get 431, a body over SMT_MAX_BODY_BYTES 413, a
+ * malformed request 400; all three close the connection.  A client that
+ * does not complete a request within the idle timeout (default
+ * SMT_API_IDLE_TIMEOUT_MS; trickling bytes does not extend it) is dropped
+ * - except the leader's channel, which idles between the readiness probe
+ * and the launch and ends with its ssh anyway.  A request is the leader's
+ * when it carries "X-Smtd-Leader: 1" on the Unix socket from uid 0 or the
+ * daemon's own uid; the header means nothing from anyone else, and nothing
+ * over TCP.  Beyond SMT_API_MAX_CONNECTIONS open connections on the Unix
+ * socket, or SMT_API_MAX_TCP_CONNECTIONS over TCP (each listener counts
+ * its own), a new one gets a 503 and is closed at once.
+ *
+ * Pipelined requests are answered one at a time: a connection's next
+ * request is read only while its unsent answers stay under
+ * SMT_API_CONN_OUTPUT_MAX, and the large answers (status, logs, metrics)
+ * are rendered one per turn of the loop and only while every connection's
+ * unsent answers together stay under SMT_API_OUTPUT_MAX - the leader's
+ * requests excepted.  So the answers a client leaves unread hold at most
+ * SMT_API_OUTPUT_MAX plus one answer of memory, for at most the idle
+ * timeout, and a large answer delays another request by one rendering at
+ * most.  Nothing a client does makes any of these functions fail or
+ * blocks the loop.
  *
  * Writing to a client that went away raises SIGPIPE: the process must
  * ignore SIGPIPE (smtd does) before the loop runs.
@@ -25,13 +39,22 @@
 #ifndef SMT_API_H
 #define SMT_API_H
 
+#include <stddef.h>
+#include <sys/socket.h>
+
 #include <jansson.h>
 #include <uv.h>
 
 /* A connection that completes no request for this long is dropped. */
 #define SMT_API_IDLE_TIMEOUT_MS 10000
-/* Open connections beyond this many are refused (503, then closed). */
+/* Open connections beyond this many are refused (503, then closed): on
+ * the Unix socket, and over TCP (--health-listen) on their own. */
 #define SMT_API_MAX_CONNECTIONS 256
+#define SMT_API_MAX_TCP_CONNECTIONS 16
+/* A connection's next request waits while its unsent answers exceed this. */
+#define SMT_API_CONN_OUTPUT_MAX (64 * 1024)
+/* Large answers wait while all unsent answers together exceed this. */
+#define SMT_API_OUTPUT_MAX (8 * 1024 * 1024)
 
 struct smt_api;
 
@@ -83,20 +106,27 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 		struct smt_api **out);
 
 /*
- * How long smt_api_close waits for each client to close its end after
- * the last answer (default 2000 ms: a worker's answer to the leader's
- * result must get through `smtctl dial-stdio` before the daemon, as PID 1,
- * takes the relay down with it).  0 when nobody is left to answer to.
+ * How long smt_api_close waits for each of the leader's connections to be
+ * closed by its client after the last answer (default 2000 ms: a worker's
+ * answer to the leader's result must get through `smtctl dial-stdio`
+ * before the daemon, as PID 1, takes the relay down with it).  0 when
+ * nobody is left to answer to.  Other clients never wait: they are closed
+ * once their answers are written, within 200 ms.
  */
 void smt_api_set_linger(struct smt_api *api, unsigned ms);
 
 /*
- * Change the idle timeout and the connection limit (tests use short
- * ones).  Applies to connections accepted afterwards.  Zero keeps the
- * current value.
+ * Change the idle timeout and the connection limit of the Unix socket
+ * (tests use short ones).  Applies to connections accepted afterwards.
+ * Zero keeps the current value.
  */
 void smt_api_set_limits(struct smt_api *api, unsigned idle_timeout_ms,
 			unsigned max_connections);
+/* The same for the TCP listener's connection limit. */
+void smt_api_set_tcp_limit(struct smt_api *api, unsigned max_connections);
+/* Change SMT_API_CONN_OUTPUT_MAX and SMT_API_OUTPUT_MAX (tests); zero
+ * keeps the current value. */
+void smt_api_set_output_limits(struct smt_api *api, size_t per_connection, size_t total);
 
 /*
  * Listen on the Unix socket PATH, as a careful daemon does: when a server
@@ -113,10 +143,17 @@ int smt_api_listen_unix(struct smt_api *api, const char *path,
 			const char *group);
 
 /*
- * Listen on TCP ADDR_PORT ("127.0.0.1:8080", "[::1]:8080", ":8080" for
- * every address; port 0 picks a free one) for the read-only requests:
- * GET of status, healthz, readyz, logs and metrics.  Every POST gets 403.
- * Returns 0, -EINVAL for a malformed address or a libuv error.
+ * ADDR_PORT as smt_api_listen_tcp takes it: "127.0.0.1:8080",
+ * "[::1]:8080", ":8080" for every address; a numeric address, a port of
+ * 0 to 65535.  Returns 0 or -EINVAL.
+ */
+int smt_api_parse_listen(const char *addr_port, struct sockaddr_storage *out);
+
+/*
+ * Listen on TCP ADDR_PORT (see above; port 0 picks a free one) for the
+ * read-only requests: GET of status, healthz, readyz, logs and metrics.
+ * Every POST gets 403.  Returns 0, -EINVAL for a malformed address or a
+ * libuv error.
  */
 int smt_api_listen_tcp(struct smt_api *api, const char *addr_port);
 

@@ -1,4 +1,12 @@
-/* httpconn.c - parse the requests of one connection and answer them. */
+/*
+ * httpconn.c - parse the requests of one connection and answer them.
+ *
+ * http-parser is paused at the end of every request (on_message_complete),
+ * so one call of http_parser_execute never runs past one request; the
+ * input after it waits in PENDING.  The parser is never left in an error
+ * state while it may be resumed: libhttp-parser asserts (aborting PID 1)
+ * when a parser in error state is paused or resumed.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -19,6 +27,31 @@
 /* Only the header names we act on are kept, so a short buffer suffices. */
 #define FIELD_MAX 32
 #define EXPECT_MAX 32
+
+/* A large answer is serialized at most this many values per step, and
+ * descends at most this deep. */
+#define RENDER_STEP 256
+#define RENDER_DEPTH 8
+
+/*
+ * A JSON answer serialized a step at a time (smt_httpconn_release), each
+ * value freed once written, so that a large answer never holds the loop
+ * for long.  The text is the same as json_dumps(ROOT, JSON_COMPACT |
+ * JSON_ENSURE_ASCII) gives.
+ */
+struct render {
+	json_t *root;
+	int status;
+	struct frame {
+		json_t *v;       /* an array or an object */
+		size_t index;    /* array: the next element */
+		void *iter;      /* object: the next member */
+		int started;     /* something written inside already */
+	} stack[RENDER_DEPTH];
+	int depth;
+	char *body;
+	size_t len, cap;
+};
 
 struct smt_httpconn {
 	http_parser parser;
@@ -45,17 +78,25 @@ struct smt_httpconn {
 	int error_status;
 	const char *error;
 
-	int closing;
+	int closing;          /* answer, then close */
+	int broken;           /* close now: too much input behind a request */
 	int oom;
 	int completed;
 
-	/* A long poll (GET /v1/status?wait=GEN) held until the status
-	 * changes or HOLD_MS pass; input after it waits in PENDING. */
-	int held;
+	/* A request waiting for its answer: a long poll (GET
+	 * /v1/status?wait=GEN) held until the status changes or HOLD_MS
+	 * pass, or a large answer deferred or being rendered
+	 * (smt_httpconn_set_defer). */
+	enum { WAIT_NONE, WAIT_POLL, WAIT_DEFERRED, WAIT_RENDERING } wait;
+	struct render *render;
 	unsigned hold_ms;
+	int defer;
+	int trusted;          /* uid 0 or the daemon's, not read-only */
 	int value_is_leader;
 	int leader_req;
 	int leader_conn;      /* some request here came from the leader */
+	/* Input not parsed yet: behind a waiting request, or behind the
+	 * request just answered. */
 	char *pending;
 	size_t pending_len;
 
@@ -183,6 +224,178 @@ static void respond_json(struct smt_httpconn *c, int status, json_t *v,
 	free(body);
 }
 
+/* ---- large answers, a step at a time ---- */
+
+static int render_append(struct render *r, const char *data, size_t len)
+{
+	if (r->len + len + 2 > r->cap) {
+		size_t cap = r->cap ? r->cap : 16 * 1024;
+		while (cap < r->len + len + 2)
+			cap *= 2;
+		char *b = realloc(r->body, cap);
+		if (!b)
+			return -ENOMEM;
+		r->body = b;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, len);
+	r->len += len;
+	return 0;
+}
+
+static int render_dump(struct render *r, json_t *v)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+	if (!text)
+		return -ENOMEM;
+	int rc = render_append(r, text, strlen(text));
+	free(text);
+	return rc;
+}
+
+/* Walk into V: the root, a container near it, and any large one. */
+static int render_descends(const struct render *r, json_t *v)
+{
+	size_t n = json_is_array(v) ? json_array_size(v) :
+		   json_is_object(v) ? json_object_size(v) : 0;
+
+	if (!json_is_array(v) && !json_is_object(v))
+		return 0;
+	return r->depth < RENDER_DEPTH && (r->depth < 2 || n > 16);
+}
+
+static int render_push(struct render *r, json_t *v)
+{
+	struct frame *f = &r->stack[r->depth++];
+
+	f->v = v;
+	f->index = 0;
+	f->iter = json_is_object(v) ? json_object_iter(v) : NULL;
+	f->started = 0;
+	return render_append(r, json_is_array(v) ? "[" : "{", 1);
+}
+
+/* Serialize up to RENDER_STEP values.  Returns 1 when the text is
+ * complete, 0 when more is to come, -ENOMEM. */
+static int render_step(struct render *r)
+{
+	int budget = RENDER_STEP, rc = 0;
+
+	while (r->depth > 0 && budget-- > 0 && rc == 0) {
+		struct frame *f = &r->stack[r->depth - 1];
+		json_t *child;
+
+		if (json_is_array(f->v)) {
+			if (f->index == json_array_size(f->v)) {
+				r->depth--;
+				rc = render_append(r, "]", 1);
+				continue;
+			}
+			if (f->started)
+				rc = render_append(r, ",", 1);
+			child = json_array_get(f->v, f->index);
+		} else {
+			if (!f->iter) {
+				r->depth--;
+				rc = render_append(r, "}", 1);
+				continue;
+			}
+			json_t *key = json_string(json_object_iter_key(f->iter));
+			if (!key)
+				return -ENOMEM;
+			if (f->started)
+				rc = render_append(r, ",", 1);
+			if (rc == 0)
+				rc = render_dump(r, key);
+			json_decref(key);
+			if (rc == 0)
+				rc = render_append(r, ":", 1);
+			child = json_object_iter_value(f->iter);
+		}
+		f->started = 1;
+		if (rc < 0)
+			break;
+		if (render_descends(r, child)) {
+			/* The child stays in its parent until the end. */
+			if (json_is_array(f->v))
+				f->index++;
+			else
+				f->iter = json_object_iter_next(f->v, f->iter);
+			rc = render_push(r, child);
+			continue;
+		}
+		rc = render_dump(r, child);
+		/* Written: its memory goes now, not at the end. */
+		if (json_is_array(f->v)) {
+			json_array_set_new(f->v, f->index, json_null());
+			f->index++;
+		} else {
+			void *next = json_object_iter_next(f->v, f->iter);
+			json_object_iter_set_new(f->v, f->iter, json_null());
+			f->iter = next;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	return r->depth == 0;
+}
+
+static void render_free(struct render *r)
+{
+	if (!r)
+		return;
+	json_decref(r->root);
+	free(r->body);
+	free(r);
+}
+
+/*
+ * Answer with a JSON value V (its reference is taken) that may be large:
+ * rendered a step at a time when large answers are deferred and the
+ * request is not the leader's (the connection then waits in
+ * WAIT_RENDERING), else at once.
+ */
+static void respond_large(struct smt_httpconn *c, int status, json_t *v)
+{
+	if (!c->defer || c->leader_req || (!json_is_array(v) && !json_is_object(v))) {
+		respond_json(c, status, v, NULL);
+		return;
+	}
+	struct render *r = calloc(1, sizeof *r);
+	if (!r || render_push(r, v) < 0) {
+		render_free(r);
+		json_decref(v);
+		c->oom = 1;
+		return;
+	}
+	r->root = v;
+	r->status = status;
+	c->render = r;
+	c->wait = WAIT_RENDERING;
+}
+
+/* One step of the answer being rendered; 1 once it is answered. */
+static int render_continue(struct smt_httpconn *c)
+{
+	struct render *r = c->render;
+	int rc = render_step(r);
+
+	if (rc == 0)
+		return 0;
+	c->render = NULL;
+	c->wait = WAIT_NONE;
+	if (rc < 0) {
+		render_free(r);
+		c->oom = 1;
+		return rc;
+	}
+	/* A final newline, as respond_json writes. */
+	r->body[r->len++] = '\n';
+	respond(c, r->status, SMT_CONTENT_TYPE_JSON, r->body, r->len, NULL);
+	render_free(r);
+	return 1;
+}
+
 static void respond_error(struct smt_httpconn *c, int status, const char *extra,
 			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -228,7 +441,7 @@ static void status_now(struct smt_httpconn *c)
 		respond_error(c, 500, NULL, "the daemon could not render its status");
 		return;
 	}
-	respond_json(c, 200, v, NULL);
+	respond_large(c, 200, v);
 }
 
 static void do_status(struct smt_httpconn *c, const char *query)
@@ -243,9 +456,8 @@ static void do_status(struct smt_httpconn *c, const char *query)
 	/* Hold the answer while the status is still the one the client has:
 	 * the leader's watch of a worker, with no polling on either side. */
 	if (wait >= 0 && c->ops->generation && wait == c->ops->generation(c->ctx)) {
-		c->held = 1;
+		c->wait = WAIT_POLL;
 		c->hold_ms = timeout < 0 ? 5000 : timeout > 60000 ? 60000 : timeout ? (unsigned)timeout : 1;
-		http_parser_pause(&c->parser, 1);
 		return;
 	}
 	status_now(c);
@@ -316,7 +528,7 @@ static void do_logs(struct smt_httpconn *c, const char *query)
 		respond_error(c, 500, NULL, "the daemon could not render its logs");
 		return;
 	}
-	respond_json(c, 200, v, NULL);
+	respond_large(c, 200, v);
 }
 
 static void do_metrics(struct smt_httpconn *c, const char *query)
@@ -446,22 +658,27 @@ static void do_post(struct smt_httpconn *c, const char *path)
 
 enum method_kind { M_GET, M_POST };
 
+enum answer_size { SMALL, LARGE };
+
 static const struct route {
 	const char *path;
 	enum method_kind method;
 	size_t op_offset;  /* which callback must exist */
 	void (*handler)(struct smt_httpconn *c, const char *query);
+	/* LARGE: the answer grows with the job (hosts, ranks, kept lines)
+	 * and may be deferred (smt_httpconn_set_defer). */
+	enum answer_size size;
 } routes[] = {
-	{ SMT_PATH_STATUS, M_GET, offsetof(struct smt_api_ops, status), do_status },
-	{ SMT_PATH_HEALTHZ, M_GET, offsetof(struct smt_api_ops, healthy), do_healthz },
-	{ SMT_PATH_READYZ, M_GET, offsetof(struct smt_api_ops, ready), do_readyz },
-	{ SMT_PATH_LOGS, M_GET, offsetof(struct smt_api_ops, logs), do_logs },
-	{ SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics },
-	{ SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill },
+	{ SMT_PATH_STATUS, M_GET, offsetof(struct smt_api_ops, status), do_status, LARGE },
+	{ SMT_PATH_HEALTHZ, M_GET, offsetof(struct smt_api_ops, healthy), do_healthz, SMALL },
+	{ SMT_PATH_READYZ, M_GET, offsetof(struct smt_api_ops, ready), do_readyz, SMALL },
+	{ SMT_PATH_LOGS, M_GET, offsetof(struct smt_api_ops, logs), do_logs, LARGE },
+	{ SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics, LARGE },
+	{ SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill, SMALL },
 	/* The daemons' own protocol; handler NULL: ops->post answers. */
-	{ SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL },
-	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL },
-	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL },
+	{ SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
+	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
+	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
 };
 
 static int has_op(const struct smt_api_ops *ops, size_t offset)
@@ -471,7 +688,8 @@ static int has_op(const struct smt_api_ops *ops, size_t offset)
 	return fn != NULL;
 }
 
-static void dispatch(struct smt_httpconn *c)
+/* Answer the request just parsed, or defer it when MAY_DEFER. */
+static void dispatch(struct smt_httpconn *c, int may_defer)
 {
 	struct http_parser_url u;
 	char path[SMT_MAX_HEADER_BYTES + 1], query[SMT_MAX_HEADER_BYTES + 1];
@@ -526,6 +744,10 @@ static void dispatch(struct smt_httpconn *c)
 		respond_error(c, 501, NULL, "%s is not available", r->path);
 		return;
 	}
+	if (r && r->size == LARGE && may_defer && c->defer && !c->leader_req) {
+		c->wait = WAIT_DEFERRED;
+		return;
+	}
 	if (r && r->handler)
 		r->handler(c, query);
 	else
@@ -541,10 +763,15 @@ static int refuse(struct smt_httpconn *c, int status, const char *why)
 	return -1;
 }
 
+/*
+ * Every byte of the request line and the headers is counted by the parser
+ * itself (http_parser_set_max_header_size); this count of the bytes kept
+ * only guards the URL buffer.
+ */
 static int count_header(struct smt_httpconn *c, size_t len)
 {
 	c->header_bytes += len;
-	if (c->header_bytes > SMT_MAX_HEADER_BYTES || c->parser.nread > SMT_MAX_HEADER_BYTES)
+	if (c->header_bytes > SMT_MAX_HEADER_BYTES)
 		return refuse(c, 431, "headers too large");
 	return 0;
 }
@@ -600,7 +827,8 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 	if (!c->in_value) {
 		c->in_value = 1;
 		c->value_is_expect = c->field_len == 6 && strncasecmp(c->field, "expect", 6) == 0;
-		c->value_is_leader = c->field_len == 13 &&
+		/* Only a trusted peer can speak for the leader. */
+		c->value_is_leader = c->trusted && c->field_len == 13 &&
 				     strncasecmp(c->field, "x-smtd-leader", 13) == 0;
 		if (c->value_is_leader)
 			c->leader_req = 1;
@@ -617,8 +845,6 @@ static int on_headers_complete(http_parser *p)
 {
 	struct smt_httpconn *c = p->data;
 
-	if (p->nread > SMT_MAX_HEADER_BYTES)
-		return refuse(c, 431, "headers too large");
 	if (p->upgrade)
 		return refuse(c, 400, "protocol upgrades are not supported");
 	if ((p->flags & F_CONTENTLENGTH) && p->content_length > SMT_MAX_BODY_BYTES)
@@ -667,10 +893,13 @@ static int on_message_complete(http_parser *p)
 		c->leader_conn = 1;
 	if (c->leader_req && c->ops->leader_contact)
 		c->ops->leader_contact(c->ctx);
-	dispatch(c);
-	c->completed++;
-	/* Stop here: whatever follows a closing request is not read. */
-	return c->closing || c->oom ? -1 : 0;
+	dispatch(c, 1);
+	if (c->wait == WAIT_NONE)
+		c->completed++;
+	/* One request at a time: the caller decides when the next one is
+	 * read.  Pausing, not an error, so that the parser can go on. */
+	http_parser_pause(p, 1);
+	return 0;
 }
 
 static const http_parser_settings settings = {
@@ -692,11 +921,17 @@ int smt_httpconn_new(const struct smt_api_ops *ops, void *ctx,
 	struct smt_httpconn *c = calloc(1, sizeof *c);
 	if (!c)
 		return -ENOMEM;
+	/* The parser then counts every byte of the request line and the
+	 * headers, separators and line ends included.  A process-wide
+	 * setting: the control API is the only user of http-parser. */
+	http_parser_set_max_header_size(SMT_MAX_HEADER_BYTES);
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
 	c->ops = ops;
 	c->ctx = ctx;
 	c->peer = *peer;
+	c->trusted = !peer->read_only && peer->uid >= 0 &&
+		     (peer->uid == 0 || peer->uid == peer->daemon_uid);
 	c->stats = stats;
 	*out = c;
 	return 0;
@@ -706,6 +941,7 @@ void smt_httpconn_free(struct smt_httpconn *c)
 {
 	if (!c)
 		return;
+	render_free(c->render);
 	free(c->pending);
 	free(c->body);
 	free(c->out);
@@ -717,8 +953,8 @@ static int keep_pending(struct smt_httpconn *c, const char *data, size_t len)
 	if (len == 0)
 		return 0;
 	if (c->pending_len + len > SMT_MAX_HEADER_BYTES + SMT_MAX_BODY_BYTES) {
-		c->closing = 1;
-		c->error = "too much input behind a held request";
+		c->broken = 1;
+		c->error = "too much input behind a waiting request";
 		return 0;
 	}
 	char *p = realloc(c->pending, c->pending_len + len);
@@ -732,26 +968,24 @@ static int keep_pending(struct smt_httpconn *c, const char *data, size_t len)
 	return 0;
 }
 
-int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len)
+/* Parse up to the end of the next complete request; keep the rest. */
+static int parse(struct smt_httpconn *c, const char *data, size_t len)
 {
-	if (c->closing || c->oom || len == 0)
-		return c->oom ? -ENOMEM : 0;
-	if (c->held)
-		return keep_pending(c, data, len);
 	c->completed = 0;
+	if (HTTP_PARSER_ERRNO(&c->parser) == HPE_PAUSED)
+		http_parser_pause(&c->parser, 0);
 	size_t used = http_parser_execute(&c->parser, &settings, data, len);
 
 	enum http_errno err = HTTP_PARSER_ERRNO(&c->parser);
-	if (c->held) {
-		/* Paused at the held request: the rest is read after it. */
-		if (keep_pending(c, data + used, len - used) < 0)
+	if (c->oom)
+		return -ENOMEM;
+	if (err == HPE_PAUSED) {
+		/* A request was answered or waits: the rest is read after it,
+		 * unless it closed the connection. */
+		if (!c->closing && keep_pending(c, data + used, len - used) < 0)
 			return -ENOMEM;
 		return c->completed;
 	}
-	if (c->oom)
-		return -ENOMEM;
-	if (c->closing)
-		return c->completed;
 	if (c->error_status) {
 		c->closing = 1;
 		respond_error(c, c->error_status, NULL, "%s", c->error);
@@ -771,6 +1005,37 @@ int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len)
 	return c->oom ? -ENOMEM : c->completed;
 }
 
+int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len)
+{
+	if (c->oom)
+		return -ENOMEM;
+	if (c->closing || c->broken || len == 0)
+		return 0;
+	if (c->wait != WAIT_NONE || c->pending_len)
+		return keep_pending(c, data, len);
+	return parse(c, data, len);
+}
+
+int smt_httpconn_next(struct smt_httpconn *c)
+{
+	if (c->oom)
+		return -ENOMEM;
+	if (c->wait != WAIT_NONE || c->closing || c->broken || c->pending_len == 0)
+		return 0;
+	char *rest = c->pending;
+	size_t len = c->pending_len;
+	c->pending = NULL;
+	c->pending_len = 0;
+	int n = parse(c, rest, len);
+	free(rest);
+	return n;
+}
+
+size_t smt_httpconn_pending(const struct smt_httpconn *c)
+{
+	return c->pending_len;
+}
+
 int smt_httpconn_from_leader(const struct smt_httpconn *c)
 {
 	return c->leader_conn;
@@ -778,27 +1043,42 @@ int smt_httpconn_from_leader(const struct smt_httpconn *c)
 
 unsigned smt_httpconn_held(const struct smt_httpconn *c)
 {
-	return c->held ? c->hold_ms : 0;
+	return c->wait == WAIT_POLL ? c->hold_ms : 0;
+}
+
+void smt_httpconn_set_defer(struct smt_httpconn *c, int defer)
+{
+	c->defer = defer;
+}
+
+int smt_httpconn_deferred(const struct smt_httpconn *c)
+{
+	return c->wait == WAIT_DEFERRED || c->wait == WAIT_RENDERING;
+}
+
+int smt_httpconn_rendering(const struct smt_httpconn *c)
+{
+	return c->wait == WAIT_RENDERING;
 }
 
 int smt_httpconn_release(struct smt_httpconn *c)
 {
-	int n;
-
-	if (!c->held)
+	if (c->oom)
+		return -ENOMEM;
+	if (c->wait == WAIT_POLL) {
+		c->wait = WAIT_NONE;
+		status_now(c);
+	} else if (c->wait == WAIT_DEFERRED) {
+		c->wait = WAIT_NONE;
+		dispatch(c, 0);
+	} else if (c->wait == WAIT_RENDERING) {
+		return render_continue(c);
+	} else {
 		return 0;
-	c->held = 0;
-	status_now(c);
-	http_parser_pause(&c->parser, 0);
-	if (c->closing || c->pending_len == 0)
-		return 1;
-	char *rest = c->pending;
-	size_t len = c->pending_len;
-	c->pending = NULL;
-	c->pending_len = 0;
-	n = smt_httpconn_feed(c, rest, len);
-	free(rest);
-	return n < 0 ? n : n + 1;
+	}
+	if (c->oom)
+		return -ENOMEM;
+	return c->wait == WAIT_NONE;
 }
 
 size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf)
@@ -815,7 +1095,7 @@ size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf)
 
 int smt_httpconn_closing(const struct smt_httpconn *c)
 {
-	return c->closing || c->oom;
+	return c->oom || c->broken || (c->closing && c->wait == WAIT_NONE);
 }
 
 const char *smt_httpconn_error(const struct smt_httpconn *c)

@@ -3,12 +3,30 @@
  * socket: bytes go in, response bytes come out.
  *
  * api.c owns the sockets and the timers and moves bytes between them and
- * this object; the unit tests and the fuzzer drive it directly.  Every
- * complete request is dispatched to the smt_api_ops callbacks at once and
- * its response appended to the output, so pipelined requests are answered
- * in order.  After a response that closes the connection (400, 413, 431,
+ * this object; the unit tests and the fuzzer drive it directly.  Requests
+ * are taken one at a time: smt_httpconn_feed and smt_httpconn_next parse
+ * input up to the end of the next complete request, answer it (its
+ * response is appended to the output) and keep the input after it, so the
+ * caller decides when the next one is read - pipelined requests are
+ * answered in order, and no faster than the caller takes their answers.
+ * After a response that closes the connection (400, 413, 431,
  * "Connection: close", HTTP/1.0 without keep-alive), further input is
  * ignored and smt_httpconn_closing() is nonzero.
+ *
+ * A request can also wait, with no answer yet and the input behind it
+ * kept: a long poll (see smt_httpconn_held), and, when the caller asked
+ * for it (smt_httpconn_set_defer), a request whose answer may be large
+ * (status, logs, metrics) from a client other than the leader
+ * (smt_httpconn_deferred): it is answered when the caller says so, and
+ * its JSON is then serialized a step at a time, so that no answer holds
+ * the caller's loop for long.  smt_httpconn_release does the next step
+ * of either.
+ *
+ * The request line and headers may be SMT_MAX_HEADER_BYTES long in all,
+ * every byte counted (431 beyond); a body SMT_MAX_BODY_BYTES (413).
+ * "X-Smtd-Leader" marks the leader's requests only from a trusted peer:
+ * not read-only, with uid 0 or the daemon's own; from anyone else it is
+ * ignored.
  */
 #ifndef SMT_HTTPCONN_H
 #define SMT_HTTPCONN_H
@@ -42,10 +60,24 @@ int smt_httpconn_new(const struct smt_api_ops *ops, void *ctx,
 void smt_httpconn_free(struct smt_httpconn *c);
 
 /*
- * Parse LEN bytes and answer every request they complete.  Returns the
- * number of requests completed by these bytes (>= 0), or -ENOMEM.
+ * Take LEN bytes of input.  When no request is waiting or kept input is
+ * queued before them, they are parsed up to the end of the first complete
+ * request, which is answered; the rest is kept (see smt_httpconn_next).
+ * Returns the number of requests answered (0 or 1), or -ENOMEM.  Input
+ * kept behind a waiting request is bounded: beyond SMT_MAX_HEADER_BYTES +
+ * SMT_MAX_BODY_BYTES the connection must be closed at once.
  */
 int smt_httpconn_feed(struct smt_httpconn *c, const char *data, size_t len);
+
+/*
+ * Parse the kept input up to the end of the next complete request and
+ * answer it.  Returns the number of requests answered (0 or 1), or
+ * -ENOMEM.  Does nothing while a request waits or the connection closes.
+ */
+int smt_httpconn_next(struct smt_httpconn *c);
+
+/* The number of input bytes kept and not parsed yet. */
+size_t smt_httpconn_pending(const struct smt_httpconn *c);
 
 /*
  * The response bytes produced so far, handed over: *BUF is malloc'ed (the
@@ -56,20 +88,44 @@ size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf);
 
 /*
  * A GET /v1/status?wait=GEN[&timeout=MS] whose GEN is the status's current
- * generation (ops->generation) is held: no answer yet, and input after it
- * is kept until it is released.  smt_httpconn_held returns the hold time
- * in milliseconds (never 0) while a request is held, else 0.
- * smt_httpconn_release answers it with the status as it is now and goes
- * on with the input kept behind it; returns the number of requests
- * answered, or -ENOMEM.
+ * generation (ops->generation) is held: no answer yet.
+ * smt_httpconn_held returns the hold time in milliseconds (never 0) while
+ * a request is held, else 0.
  */
 unsigned smt_httpconn_held(const struct smt_httpconn *c);
+
+/*
+ * With DEFER nonzero, a later request for status, logs or metrics that
+ * does not come from the leader is not answered at once: it waits until
+ * smt_httpconn_release, so that the caller renders large answers one at a
+ * time and within its memory budget; its answer, and that of a long poll
+ * released later, is then rendered a step at a time.  With DEFER zero
+ * (the default) every answer is given at once.
+ */
+void smt_httpconn_set_defer(struct smt_httpconn *c, int defer);
+
+/* Nonzero while a deferred request waits for smt_httpconn_release: not
+ * started yet, or rendering (smt_httpconn_rendering). */
+int smt_httpconn_deferred(const struct smt_httpconn *c);
+int smt_httpconn_rendering(const struct smt_httpconn *c);
+
+/*
+ * Go on with the waiting request: answer a held long poll with the status
+ * as it is now; start a deferred request as if it had just arrived (its
+ * answer is then rendering, or a long poll held); render the next step of
+ * an answer.  The input kept behind it is parsed by smt_httpconn_next.
+ * Returns the number of requests answered (0 or 1), or -ENOMEM.  Safe in
+ * every state.
+ */
 int smt_httpconn_release(struct smt_httpconn *c);
 
-/* Nonzero once a request on this connection carried "X-Smtd-Leader: 1". */
+/* Nonzero once a request on this connection came from the leader: it
+ * carried "X-Smtd-Leader: 1" and the peer is trusted (see above). */
 int smt_httpconn_from_leader(const struct smt_httpconn *c);
 
-/* Nonzero once the connection must be closed after the output is sent. */
+/* Nonzero once the connection must be closed after the output is sent
+ * (never while a request waits for its answer, unless the connection
+ * broke: out of memory or too much input behind it). */
 int smt_httpconn_closing(const struct smt_httpconn *c);
 
 /* Why the connection closes (for the log), or NULL when it was asked to. */

@@ -12,10 +12,10 @@ tests_unit_test_api_LDADD = $(TEST_LIBS)
 tests_unit_test_api_server_SOURCES = tests/unit/test_api_server.c
 tests_unit_test_api_server_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_api_server_LDADD = $(TEST_LIBS)
-TESTS += tests/unit/test_api tests/unit/test_api_server \
-	tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
-	tests/integration/api_socket.sh tests/integration/api_load.sh
-EXTRA_DIST += tests/integration/api_lib.sh tests/fuzz/fuzz_http.seeds \
-	tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
+API_TESTS = tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
 	tests/integration/api_socket.sh tests/integration/api_load.sh \
+	tests/integration/api_pipelining.sh tests/integration/api_leader.sh \
+	tests/integration/api_edges.sh
+TESTS += tests/unit/test_api tests/unit/test_api_server $(API_TESTS)
+EXTRA_DIST += tests/integration/api_lib.sh tests/fuzz/fuzz_http.seeds $(API_TESTS) \
 	tests/fuzz/fuzz_http.c tests/fuzz/fuzz_http.sources

@@ -4,6 +4,9 @@ EXTRA_DIST += tests/integration/config_bad_input.sh
 TESTS += tests/integration/config_golden.sh tests/integration/config_launch.sh \
 	tests/integration/config_launch_agent.sh
 EXTRA_DIST += tests/integration/config_launch.sh tests/integration/config_launch_agent.sh
+# The result files, attacked through symbolic links (run as nobody).
+TESTS += tests/integration/result_links.sh
+EXTRA_DIST += tests/integration/result_links.sh
 EXTRA_DIST += tests/integration/config_golden.sh tests/golden
 config_unit_tests = tests/unit/test_shellwords tests/unit/test_options tests/unit/test_config \
 	tests/unit/test_mpiargv tests/unit/test_plan tests/unit/test_ompiparams \

@@ -3,8 +3,10 @@
  *
  * The first byte picks the peer (root, another uid, or the read-only TCP
  * listener) and the size of the pieces the rest is fed in, so that
- * requests split at every position are explored too.  Every response must
- * be a complete HTTP/1.1 status line.
+ * requests split at every position are explored too; an odd size also
+ * defers the large answers.  After each piece every pipelined request is
+ * answered and every held or deferred one released, as the server does.
+ * Every response must be a complete HTTP/1.1 status line.
  */
 #include "config.h"
 
@@ -35,9 +37,13 @@ static int f_post(void *ctx, const char *path, json_t *body, int uid, json_t **r
 	return strcmp(path, SMT_PATH_RESULT) == 0 ? 200 : 404;
 }
 
+static json_int_t f_generation(void *ctx) { return 1; }
+static void f_contact(void *ctx) { }
+
 static const struct smt_api_ops ops = {
 	.status = f_status, .healthy = f_yes, .ready = f_yes, .kill = f_kill,
 	.logs = f_logs, .metrics = f_metrics, .post = f_post,
+	.generation = f_generation, .leader_contact = f_contact,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -58,9 +64,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	if (smt_httpconn_new(&ops, NULL, &peer, &stats, &c) < 0)
 		return 0;
+	smt_httpconn_set_defer(c, (int)(piece & 1));
 	for (size_t off = 0; off < size; off += piece) {
 		size_t n = size - off < piece ? size - off : piece;
-		if (smt_httpconn_feed(c, (const char *)data + off, n) < 0)
+		int r = smt_httpconn_feed(c, (const char *)data + off, n);
+		while (r >= 0) {
+			if (smt_httpconn_held(c) || smt_httpconn_deferred(c))
+				r = smt_httpconn_release(c);
+			else if (smt_httpconn_pending(c) && !smt_httpconn_closing(c))
+				r = smt_httpconn_next(c);
+			else
+				break;
+			/* Progress: each call answers, defers or consumes input. */
+		}
+		if (r < 0)
 			break;
 		size_t len = smt_httpconn_take_output(c, &out);
 		if (len && memcmp(out, "HTTP/1.1 ", 9) != 0)

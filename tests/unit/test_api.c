@@ -23,11 +23,21 @@ struct fake {
 	int posts, post_uid;
 	char post_path[64];
 	char post_body[256];
+	int leader_contacts;
+	int statuses;
 };
 
 static json_t *f_status(void *ctx)
 {
+	((struct fake *)ctx)->statuses++;
 	return json_pack("{ss ss}", SMT_F_ROLE, "leader", SMT_F_STATE, "running");
+}
+
+static json_int_t f_generation(void *ctx) { return 7; }
+
+static void f_leader_contact(void *ctx)
+{
+	((struct fake *)ctx)->leader_contacts++;
 }
 
 static int f_healthy(void *ctx) { return ((struct fake *)ctx)->healthy; }
@@ -77,6 +87,7 @@ static int f_post(void *ctx, const char *path, json_t *body, int uid, json_t **r
 static const struct smt_api_ops ops = {
 	.status = f_status, .healthy = f_healthy, .ready = f_ready, .kill = f_kill,
 	.logs = f_logs, .metrics = f_metrics, .post = f_post,
+	.generation = f_generation, .leader_contact = f_leader_contact,
 };
 
 struct t {
@@ -113,12 +124,22 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Feed TEXT; returns the requests completed and leaves the output in t->out. */
+/* Feed TEXT and answer every request it completes, as the server does
+ * when the client reads its answers; returns the requests answered and
+ * leaves the output in t->out. */
 static int feed(struct t *t, const char *text, size_t len)
 {
 	char *buf;
 
 	int n = smt_httpconn_feed(t->c, text, len);
+	while (n >= 0 && smt_httpconn_pending(t->c) > 0 && !smt_httpconn_held(t->c) &&
+	       !smt_httpconn_deferred(t->c) && !smt_httpconn_closing(t->c)) {
+		int more = smt_httpconn_next(t->c);
+		if (more < 0)
+			n = more;
+		else
+			n += more;
+	}
 	size_t olen = smt_httpconn_take_output(t->c, &buf);
 	free(t->out);
 	t->out = malloc(olen + 1);
@@ -579,6 +600,302 @@ static void test_missing_ops(void **state)
 	smt_httpconn_free(c);
 }
 
+
+/* Issue 13, item 6: every byte of the request line and the headers counts,
+ * separators and line ends too. */
+static void test_header_bytes_all_counted(void **state)
+{
+	struct t *t = *state;
+
+	/* 2,000 headers of "X-A: b" are 16 KB of headers, in one piece. */
+	size_t n = 2000, len = 0;
+	char *req = malloc(64 + n * 8);
+	len += (size_t)sprintf(req, "GET /v1/status HTTP/1.1\r\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(req + len, "X-A: b\r\n");
+	len += (size_t)sprintf(req + len, "\r\n");
+	assert_int_equal(feed(t, req, len), 0);
+	assert_status(t, 431);
+	assert_string_equal(body_of(t), "{\"error\":\"headers too large\"}\n");
+	assert_true(smt_httpconn_closing(t->c));
+	assert_int_equal(t->f.statuses, 0);
+	free(req);
+
+	/* The limit is exact: SMT_MAX_HEADER_BYTES from the request line to the
+	 * empty line are fine, one more byte is not. */
+	for (size_t extra = 0; extra < 2; extra++) {
+		struct t *u = setup_peer(0, 0);
+		const char *head = "GET /healthz HTTP/1.1\r\nX-Pad: ";
+		size_t total = SMT_MAX_HEADER_BYTES + extra;
+		size_t pad = total - strlen(head) - 4;
+		req = malloc(total + 1);
+		strcpy(req, head);
+		memset(req + strlen(head), 'p', pad);
+		memcpy(req + strlen(head) + pad, "\r\n\r\n", 5);
+		assert_int_equal(strlen(req), total);
+		feeds(u, req);
+		assert_status(u, extra ? 431 : 200);
+		free(req);
+		void *s = u;
+		teardown(&s);
+	}
+}
+
+/* Issue 13, item 2: only a trusted peer on the Unix socket speaks for the
+ * leader. */
+static void test_leader_header_trusted_only(void **state)
+{
+	static const struct { int uid, read_only, leader; } peers[] = {
+		{ 0, 0, 1 },       /* root on the Unix socket */
+		{ 1234, 0, 1 },    /* the daemon's own uid */
+		{ 1000, 0, 0 },    /* another local user */
+		{ -1, 1, 0 },      /* TCP (--health-listen) */
+		{ 0, 1, 0 },       /* read-only, whatever the uid */
+	};
+	for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
+		struct t *t = setup_peer(peers[i].uid, peers[i].read_only);
+		feeds(t, "GET /v1/status HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+		assert_status(t, 200);
+		assert_int_equal(t->f.leader_contacts, peers[i].leader);
+		assert_int_equal(smt_httpconn_from_leader(t->c), peers[i].leader);
+		void *s = t;
+		teardown(&s);
+	}
+	(void)state;
+}
+
+/* Issue 13, item 3: pipelined requests are answered one at a time, each
+ * only when the caller asks for the next. */
+static void test_pipelined_one_at_a_time(void **state)
+{
+	struct t *t = *state;
+	const char *first = "GET /v1/logs?tail=1 HTTP/1.1\r\n\r\n";
+	const char *three = "GET /v1/logs?tail=1 HTTP/1.1\r\n\r\n"
+			    "GET /v1/logs?tail=2 HTTP/1.1\r\n\r\n"
+			    "GET /readyz HTTP/1.1\r\n\r\n";
+	char *out;
+
+	assert_int_equal(smt_httpconn_feed(t->c, three, strlen(three)), 1);
+	assert_int_equal(t->f.last_tail, 1);
+	assert_int_equal(smt_httpconn_pending(t->c), strlen(three) - strlen(first));
+	size_t len = smt_httpconn_take_output(t->c, &out);
+	assert_true(len > 0);
+	assert_memory_equal(out, "HTTP/1.1 200 ", 13);
+	assert_null(memmem(out + 1, len - 1, "HTTP/1.1", 8));
+	free(out);
+	/* More input waits behind what is kept. */
+	assert_int_equal(smt_httpconn_feed(t->c, "GET /healthz HTTP/1.1\r\n\r\n", 25), 0);
+	assert_int_equal(smt_httpconn_take_output(t->c, &out), 0);
+	assert_int_equal(smt_httpconn_next(t->c), 1);
+	assert_int_equal(t->f.last_tail, 2);
+	smt_httpconn_take_output(t->c, &out);
+	free(out);
+	assert_int_equal(smt_httpconn_next(t->c), 1);
+	len = smt_httpconn_take_output(t->c, &out);
+	assert_non_null(memmem(out, len, "ready", 5));
+	free(out);
+	assert_int_equal(smt_httpconn_next(t->c), 1);
+	len = smt_httpconn_take_output(t->c, &out);
+	assert_non_null(memmem(out, len, "\"ok\"", 4));
+	free(out);
+	assert_int_equal(smt_httpconn_pending(t->c), 0);
+	assert_int_equal(smt_httpconn_next(t->c), 0);
+}
+
+/* Release a deferred request and render its answer to the end, as the
+ * server's idle handle does a step per turn; returns the steps taken. */
+static int answer_deferred(struct t *t)
+{
+	int steps = 0;
+
+	while (smt_httpconn_deferred(t->c)) {
+		int r = smt_httpconn_release(t->c);
+		assert_int_equal(r, smt_httpconn_deferred(t->c) ? 0 : 1);
+		steps++;
+	}
+	return steps;
+}
+
+/* Large answers wait for smt_httpconn_release when deferring is on; the
+ * leader's requests and small answers never wait. */
+static void test_deferred(void **state)
+{
+	struct t *t = *state;
+	char *out;
+
+	smt_httpconn_set_defer(t->c, 1);
+	assert_int_equal(feeds(t, "GET /v1/logs?tail=3 HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n"), 0);
+	assert_string_equal(t->out, "");
+	assert_true(smt_httpconn_deferred(t->c));
+	assert_false(smt_httpconn_closing(t->c));
+	assert_int_equal(t->f.last_tail, 0);
+	/* The request behind it waits too: answers stay in order. */
+	assert_int_equal(smt_httpconn_next(t->c), 0);
+	assert_int_equal(smt_httpconn_take_output(t->c, &out), 0);
+	/* Started: the logs are built, then rendered in a step. */
+	assert_int_equal(answer_deferred(t), 2);
+	assert_false(smt_httpconn_deferred(t->c));
+	assert_int_equal(t->f.last_tail, 3);
+	assert_int_equal(feeds(t, ""), 1);
+	assert_has(t->out, "{\"lines\":[\"hello\"]}\n");
+	assert_has(t->out, "\"ok\"");
+
+	/* HEAD of status, and metrics, wait too; healthz, readyz and kill not. */
+	feeds(t, "HEAD /v1/status HTTP/1.1\r\n\r\n");
+	assert_true(smt_httpconn_deferred(t->c));
+	answer_deferred(t);
+	feeds(t, "");
+	assert_has(t->out, "Content-Length: 36\r\n");
+	assert_string_equal(body_of(t), "");
+	feeds(t, "GET /metrics HTTP/1.1\r\n\r\n");
+	assert_true(smt_httpconn_deferred(t->c));
+	assert_int_equal(answer_deferred(t), 1);
+	feeds(t, "GET /readyz HTTP/1.1\r\n\r\nPOST /v1/kill HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+	assert_false(smt_httpconn_deferred(t->c));
+	assert_int_equal(t->f.kills, 1);
+
+	/* The leader's requests are answered at once. */
+	feeds(t, "GET /v1/status HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+	assert_false(smt_httpconn_deferred(t->c));
+	assert_status(t, 200);
+	/* A deferred long poll is held once released, then rendered. */
+	smt_httpconn_set_defer(t->c, 1);
+	feeds(t, "GET /v1/status?wait=7&timeout=50 HTTP/1.1\r\n\r\n");
+	assert_true(smt_httpconn_deferred(t->c));
+	assert_int_equal(smt_httpconn_release(t->c), 0);
+	assert_int_equal(smt_httpconn_held(t->c), 50);
+	assert_int_equal(smt_httpconn_release(t->c), 0);
+	assert_true(smt_httpconn_rendering(t->c));
+	assert_int_equal(answer_deferred(t), 1);
+	feeds(t, "");
+	assert_string_equal(body_of(t), "{\"role\":\"leader\",\"state\":\"running\"}\n");
+}
+
+/* A value with every kind of JSON in it, large enough to take many steps. */
+static json_t *big_value(void)
+{
+	json_t *lines = json_array();
+	for (int i = 0; i < 3000; i++)
+		json_array_append_new(lines, json_pack("{s:i, s:s, s:f, s:n, s:b, s:[], s:{}, s:[i,s]}",
+			"rank", i, "line", i % 3 ? "caf\xc3\xa9 \"quoted\" \\ \t\x01" : "",
+			"t", i / 7.0, "none", "ok", i & 1, "empty", "obj", "pair", i, "\xe2\x82\xac"));
+	json_t *ranks = json_array();
+	for (int i = 0; i < 40; i++)
+		json_array_append_new(ranks, json_pack("{s:i, s:[i,i,i]}", "rank", i, "x", 1, 2, 3));
+	return json_pack("{s:o, s:{s:o, s:{}, s:[[[i]]]}, s:[], s:s, s:{s:s}}", "lines", lines,
+			 "job", "ranks", ranks, "empty", "deep", 1, "none", "version", "1.0",
+			 "\xc3\xbc\"key\n", "k", "v");
+}
+
+static json_t *f_big_logs(void *ctx, long tail, long rank)
+{
+	return big_value();
+}
+
+/* A large answer rendered a step at a time is the same text json_dumps
+ * gives, and takes many steps. */
+static void test_render_in_steps(void **state)
+{
+	static const struct smt_api_ops big_ops = { .logs = f_big_logs, .status = f_status };
+	struct smt_httpconn_peer peer = { .uid = 0 };
+	struct smt_httpconn *c;
+	struct fake f = { 0 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(smt_httpconn_new(&big_ops, &f, &peer, NULL, &c), 0);
+	smt_httpconn_set_defer(c, 1);
+	assert_int_equal(smt_httpconn_feed(c, "GET /v1/logs HTTP/1.1\r\n\r\n", 26), 0);
+	int steps = 0, r;
+	while ((r = smt_httpconn_release(c)) == 0) {
+		assert_int_equal(smt_httpconn_take_output(c, &out), 0);
+		steps++;
+	}
+	assert_int_equal(r, 1);
+	/* 3,000 lines, 256 values a step. */
+	assert_true(steps >= 11);
+	size_t len = smt_httpconn_take_output(c, &out);
+	json_t *v = big_value();
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(v);
+	const char *body = strstr(out, "\r\n\r\n") + 4;
+	assert_int_equal(strlen(body), strlen(want) + 1);
+	assert_memory_equal(body, want, strlen(want));
+	assert_int_equal(body[strlen(want)], '\n');
+	char cl[64];
+	snprintf(cl, sizeof cl, "Content-Length: %zu\r\n", strlen(want) + 1);
+	assert_non_null(strstr(out, cl));
+	assert_int_equal((size_t)(body - out) + strlen(body), len);
+	free(want);
+	free(out);
+	/* Freed half-way: no leak. */
+	assert_int_equal(smt_httpconn_feed(c, "GET /v1/logs HTTP/1.1\r\n\r\n", 26), 0);
+	assert_int_equal(smt_httpconn_release(c), 0);
+	assert_int_equal(smt_httpconn_release(c), 0);
+	smt_httpconn_free(c);
+}
+
+/* Issue 13, item 5: a long poll that closes the connection is held and
+ * then answered, and releasing it never touches a parser in error state
+ * (libhttp-parser asserts on that: an abort of PID 1). */
+static void test_long_poll_that_closes(void **state)
+{
+	static const char *const polls[] = {
+		"GET /v1/status?wait=7&timeout=100 HTTP/1.1\r\nConnection: close\r\n\r\n",
+		"GET /v1/status?wait=7&timeout=100 HTTP/1.0\r\n\r\n",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct t *t = setup_peer(0, 0);
+		assert_int_equal(feeds(t, polls[i]), 0);
+		assert_int_equal(smt_httpconn_held(t->c), 100);
+		assert_string_equal(t->out, "");
+		/* Not closing yet: the answer is still to come. */
+		assert_false(smt_httpconn_closing(t->c));
+		/* Whatever follows a closing request is ignored. */
+		assert_int_equal(feeds(t, "GET /healthz HTTP/1.1\r\n\r\n"), 0);
+		assert_int_equal(smt_httpconn_release(t->c), 1);
+		assert_int_equal(feeds(t, ""), 0);
+		assert_status(t, 200);
+		assert_has(t->out, "Connection: close\r\n");
+		assert_string_equal(body_of(t), "{\"role\":\"leader\",\"state\":\"running\"}\n");
+		assert_true(smt_httpconn_closing(t->c));
+		assert_null(smt_httpconn_error(t->c));
+		/* Releasing again, parsing again: nothing, and no abort. */
+		assert_int_equal(smt_httpconn_release(t->c), 0);
+		assert_int_equal(smt_httpconn_next(t->c), 0);
+		assert_int_equal(smt_httpconn_feed(t->c, "x", 1), 0);
+		void *s = t;
+		teardown(&s);
+	}
+	(void)state;
+}
+
+/* A held poll with more requests behind it, some malformed: answered in
+ * order, the parser resumed only from a pause. */
+static void test_long_poll_then_more(void **state)
+{
+	struct t *t = *state;
+
+	feeds(t, "GET /v1/status?wait=7&timeout=10 HTTP/1.1\r\n\r\nGET /readyz HTTP/1.1\r\n\r\nBAD\r\n\r\n");
+	assert_int_equal(smt_httpconn_held(t->c), 10);
+	assert_int_equal(smt_httpconn_release(t->c), 1);
+	assert_int_equal(feeds(t, ""), 1);
+	const char *a = strstr(t->out, "\"state\":\"running\"");
+	const char *b = strstr(t->out, "\"ready\"");
+	const char *c = strstr(t->out, "HTTP/1.1 400 ");
+	assert_true(a && b && c && a < b && b < c);
+	assert_true(smt_httpconn_closing(t->c));
+	assert_int_equal(smt_httpconn_release(t->c), 0);
+	/* Release in other states is harmless too. */
+	struct t *u = setup_peer(0, 0);
+	assert_int_equal(smt_httpconn_release(u->c), 0);
+	feeds(u, "\x01\x02");
+	assert_int_equal(smt_httpconn_release(u->c), 0);
+	assert_int_equal(smt_httpconn_next(u->c), 0);
+	void *s = u;
+	teardown(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +917,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_expect_upgrade, setup, teardown),
 		cmocka_unit_test(test_missing_ops),
+		cmocka_unit_test_setup_teardown(test_header_bytes_all_counted, setup, teardown),
+		cmocka_unit_test(test_leader_header_trusted_only),
+		cmocka_unit_test_setup_teardown(test_pipelined_one_at_a_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
+		cmocka_unit_test(test_render_in_steps),
+		cmocka_unit_test(test_long_poll_that_closes),
+		cmocka_unit_test_setup_teardown(test_long_poll_then_more, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,8 @@ struct env {
 	char path[160];
 	int closed;
 	int kills;
+	int leader_contacts;
+	int logs_rendered;
 	size_t big_logs;
 };
 
@@ -53,6 +55,7 @@ static int f_kill(void *ctx, int signo)
 static json_t *f_logs(void *ctx, long tail, long rank)
 {
 	struct env *e = ctx;
+	e->logs_rendered++;
 	char *big = malloc(e->big_logs + 1);
 	memset(big, 'x', e->big_logs);
 	big[e->big_logs] = '\0';
@@ -61,8 +64,15 @@ static json_t *f_logs(void *ctx, long tail, long rank)
 	return v;
 }
 
+static json_int_t f_generation(void *ctx) { return 7; }
+static void f_leader_contact(void *ctx)
+{
+	((struct env *)ctx)->leader_contacts++;
+}
+
 static const struct smt_api_ops ops = {
 	.status = f_status, .healthy = f_yes, .ready = f_yes, .kill = f_kill, .logs = f_logs,
+	.generation = f_generation, .leader_contact = f_leader_contact,
 };
 
 static long now_ms(void)
@@ -368,9 +378,8 @@ static void test_client_gone_mid_response(void **state)
 	for (int i = 0; i < 5; i++) {
 		int gone = client(e);
 		send_str(gone, "GET /v1/logs HTTP/1.1\r\n\r\n");
-		pump(e, 5);
 		/* Read a little of the answer, then go. */
-		assert_true(recv(gone, buf, 100, 0) > 0);
+		assert_true(receive(e, gone, buf, 101, "HTTP/1.1", 2000, &eof) > 0);
 		close(gone);
 	}
 	int fd = client(e);
@@ -466,15 +475,18 @@ static void test_close_with_clients(void **state)
  * keep-alive connection is still answered (the leader's result on an idle
  * channel to a host that has just stopped), and the end comes as soon as
  * the client closes, not after the linger. */
-/* A keep-alive client that has had one answer and is now idle. */
-static int idle_client(struct env *e)
+/* A keep-alive client that has had one answer and is now idle: the
+ * leader's channel (root sending X-Smtd-Leader) when LEADER. */
+static int idle_client(struct env *e, int leader)
 {
 	char buf[4096];
 	int fd, eof;
 
-	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	if (!e->path[0] || access(e->path, F_OK) != 0)
+		assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
 	fd = client(e);
-	send_str(fd, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
+	send_str(fd, leader ? "GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Smtd-Leader: 1\r\n\r\n"
+			    : "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n");
 	receive(e, fd, buf, sizeof buf, "running", 1000, &eof);
 	assert_non_null(strstr(buf, "HTTP/1.1 200"));
 	return fd;
@@ -484,7 +496,7 @@ static void test_linger_answers(void **state)
 {
 	struct env *e = *state;
 	char buf[4096];
-	int fd = idle_client(e), eof;
+	int fd = idle_client(e, 1), eof;
 	long t0;
 
 	smt_api_close(e->api, on_closed, e);
@@ -506,7 +518,7 @@ static void test_no_linger(void **state)
 {
 	struct env *e = *state;
 	char buf[256];
-	int fd = idle_client(e), eof;
+	int fd = idle_client(e, 1), eof;
 	long t0;
 
 	smt_api_set_linger(e->api, 0);
@@ -519,6 +531,279 @@ static void test_no_linger(void **state)
 	close(fd);
 	uv_run(&e->loop, UV_RUN_DEFAULT);
 	assert_int_equal(e->closed, 1);
+}
+
+
+/* Issue 13, item 7: at close, idle clients and clients in the middle of a
+ * request are closed at once; only the leader's channel lingers. */
+static void test_close_does_not_wait_for_clients(void **state)
+{
+	struct env *e = *state;
+	char buf[4096];
+	int fds[3], eof;
+
+	int leader = idle_client(e, 1);
+	fds[0] = idle_client(e, 0);
+	fds[1] = client(e);
+	fds[2] = client(e);
+	send_str(fds[2], "GET /v1/sta");
+	pump(e, 10);
+	assert_int_equal(smt_api_connections(e->api), 4);
+
+	long t0 = now_ms();
+	smt_api_close(e->api, on_closed, e);
+	e->api = NULL;
+	for (int i = 0; i < 3; i++) {
+		receive(e, fds[i], buf, sizeof buf, NULL, 1500, &eof);
+		assert_true(eof);
+		close(fds[i]);
+	}
+	long others = now_ms() - t0;
+	if (others >= 300)
+		fail_msg("idle clients kept the server open for %ld ms", others);
+	/* The leader's channel is still open and answered. */
+	send_str(leader, "GET /v1/status HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+	receive(e, leader, buf, sizeof buf, "running", 1000, &eof);
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	assert_false(eof);
+	assert_int_equal(e->closed, 0);
+	close(leader);
+	while (e->closed == 0 && now_ms() - t0 < 1500)
+		pump(e, 5);
+	assert_int_equal(e->closed, 1);
+}
+
+/* Issue 13, item 2: "X-Smtd-Leader" over TCP buys nothing - no idle
+ * exemption, no leader contact - and TCP clients have their own, smaller
+ * limit that leaves the Unix socket's places alone. */
+static void test_tcp_limit_and_no_leader(void **state)
+{
+	struct env *e = *state;
+	char buf[4096];
+	int tcp[3], unx[3], eof;
+
+	smt_api_set_limits(e->api, 400, 3);
+	smt_api_set_tcp_limit(e->api, 2);
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	assert_int_equal(smt_api_listen_tcp(e->api, "127.0.0.1:0"), 0);
+	int port = smt_api_tcp_port(e->api);
+
+	long t0 = now_ms();
+	for (int i = 0; i < 2; i++) {
+		tcp[i] = tcp_client(port);
+		send_str(tcp[i], "GET /v1/status HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+		receive(e, tcp[i], buf, sizeof buf, "running", 2000, &eof);
+		assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	}
+	assert_int_equal(e->leader_contacts, 0);
+	tcp[2] = tcp_client(port);
+	receive(e, tcp[2], buf, sizeof buf, NULL, 2000, &eof);
+	assert_true(eof);
+	assert_non_null(strstr(buf, "HTTP/1.1 503 "));
+	close(tcp[2]);
+	/* The Unix socket still has all of its places. */
+	for (int i = 0; i < 3; i++) {
+		unx[i] = client(e);
+		send_str(unx[i], "GET /healthz HTTP/1.1\r\n\r\n");
+		receive(e, unx[i], buf, sizeof buf, "\"ok\"}", 2000, &eof);
+		assert_non_null(strstr(buf, "HTTP/1.1 200 OK"));
+	}
+	/* The TCP clients are dropped after the idle timeout, header or not. */
+	for (int i = 0; i < 2; i++) {
+		receive(e, tcp[i], buf, sizeof buf, NULL, 3000, &eof);
+		assert_true(eof);
+		close(tcp[i]);
+	}
+	long idle = now_ms() - t0;
+	if (idle < 350 || idle > 1500)
+		fail_msg("TCP clients sending X-Smtd-Leader dropped after %ld ms", idle);
+	for (int i = 0; i < 3; i++)
+		close(unx[i]);
+}
+
+/* Issue 13, item 5: a long poll with "Connection: close" or HTTP/1.0 is
+ * answered - at its timeout or when the status changes - then closed. */
+static void test_long_poll_that_closes(void **state)
+{
+	struct env *e = *state;
+	static const char *const polls[] = {
+		"GET /v1/status?wait=7&timeout=200 HTTP/1.1\r\nConnection: close\r\n\r\n",
+		"GET /v1/status?wait=7&timeout=200 HTTP/1.0\r\n\r\n",
+		"GET /v1/status?wait=7&timeout=30000 HTTP/1.0\r\n\r\n",
+	};
+	char buf[4096];
+	int eof;
+
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		int fd = client(e);
+		long t0 = now_ms();
+		send_str(fd, polls[i]);
+		if (i == 2) {
+			pump(e, 100);
+			smt_api_notify(e->api);
+		}
+		receive(e, fd, buf, sizeof buf, NULL, 3000, &eof);
+		long ms = now_ms() - t0;
+		assert_true(eof);
+		if (!strstr(buf, "HTTP/1.1 200 OK\r\n") ||
+		    !strstr(buf, "\r\n\r\n{\"state\":\"running\"}\n"))
+			fail_msg("long poll %d: got '%s' after %ld ms", i, buf, ms);
+		if (ms < 90 || ms > 1000)
+			fail_msg("long poll %d answered after %ld ms", i, ms);
+		close(fd);
+	}
+	pump(e, 20);
+	assert_int_equal(smt_api_connections(e->api), 0);
+}
+
+/* The last change of state releases the long polls just before the
+ * server closes: their answers, rendered in steps, still arrive whole. */
+static void test_close_right_after_notify(void **state)
+{
+	struct env *e = *state;
+	char buf[4096];
+	int fds[3], eof;
+
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		fds[i] = client(e);
+		send_str(fds[i], i == 1 ? "GET /v1/status?wait=7&timeout=30000 HTTP/1.0\r\n\r\n"
+					: "GET /v1/status?wait=7&timeout=30000 HTTP/1.1\r\n\r\n");
+	}
+	pump(e, 20);
+	smt_api_notify(e->api);
+	smt_api_close(e->api, on_closed, e);
+	e->api = NULL;
+	for (int i = 0; i < 3; i++) {
+		receive(e, fds[i], buf, sizeof buf, NULL, 1500, &eof);
+		assert_true(eof);
+		if (!strstr(buf, "\r\n\r\n{\"state\":\"running\"}\n"))
+			fail_msg("poll %d got '%s'", i, buf);
+		close(fds[i]);
+	}
+	uv_run(&e->loop, UV_RUN_DEFAULT);
+	assert_int_equal(e->closed, 1);
+}
+
+/* Issue 13, item 5: after an answer that ends the connection the server
+ * half-closes and reads what the client still sends, until the client
+ * ends or DRAIN_MS (1 s) pass; then it closes. */
+static void test_drain_after_closing_answer(void **state)
+{
+	struct env *e = *state;
+	char buf[4096];
+	int eof;
+
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	int fd = client(e);
+	send_str(fd, "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+	receive(e, fd, buf, sizeof buf, NULL, 2000, &eof);
+	assert_true(eof);
+	assert_non_null(strstr(buf, "HTTP/1.1 200 OK"));
+	pump(e, 100);
+	/* Still open and reading: what the client sends is taken, not refused. */
+	assert_int_equal(smt_api_connections(e->api), 1);
+	for (int i = 0; i < 20; i++) {
+		send_str(fd, "more bytes the server discards\r\n");
+		pump(e, 2);
+	}
+	assert_int_equal(smt_api_connections(e->api), 1);
+	shutdown(fd, SHUT_WR);
+	pump(e, 50);
+	assert_int_equal(smt_api_connections(e->api), 0);
+	close(fd);
+
+	/* A client that never ends its side is closed after DRAIN_MS. */
+	fd = client(e);
+	long t0 = now_ms();
+	send_str(fd, "GET /healthz HTTP/1.0\r\n\r\n");
+	while (smt_api_connections(e->api) > 0 && now_ms() - t0 < 3000)
+		pump(e, 5);
+	long ms = now_ms() - t0;
+	if (ms < 900 || ms > 1600)
+		fail_msg("a draining connection was closed after %ld ms", ms);
+	close(fd);
+}
+
+/* Read from every client in FDS, turning the loop, until each got N
+ * complete answers with a body of SIZE bytes of logs. */
+static void read_answers(struct env *e, int *fds, int nfds, int n, size_t size)
+{
+	size_t each = size + 256;
+	char **bufs = calloc((size_t)nfds, sizeof *bufs);
+	size_t *lens = calloc((size_t)nfds, sizeof *lens);
+	int done = 0;
+	long t0 = now_ms();
+
+	for (int i = 0; i < nfds; i++)
+		bufs[i] = malloc(each * (size_t)n);
+	while (done < nfds && now_ms() - t0 < 20000) {
+		done = 0;
+		uv_run(&e->loop, UV_RUN_NOWAIT);
+		for (int i = 0; i < nfds; i++) {
+			ssize_t r = recv(fds[i], bufs[i] + lens[i], each * (size_t)n - lens[i],
+					 MSG_DONTWAIT);
+			if (r > 0)
+				lens[i] += (size_t)r;
+			int got = 0;
+			for (char *p = bufs[i]; (p = memmem(p, (size_t)(bufs[i] + lens[i] - p),
+						      "HTTP/1.1 200 OK", 15)); p++)
+				got++;
+			/* The last answer is complete once its body ended. */
+			if (got == n && lens[i] >= 3 &&
+			    memcmp(bufs[i] + lens[i] - 3, "]}\n", 3) == 0)
+				done++;
+		}
+	}
+	assert_int_equal(done, nfds);
+	for (int i = 0; i < nfds; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(lens);
+}
+
+/* Issue 13, item 3: pipelined requests are rendered only while the
+ * connection's unsent answers are under its cap, and large answers only
+ * while all unsent answers are under the total; a small request of
+ * another client is answered meanwhile; nothing is lost. */
+static void test_pipelined_output_caps(void **state)
+{
+	struct env *e = *state;
+	char buf[4096], req[8 * 32];
+	int fds[6], eof;
+
+	/* Larger than what the kernel buffers for a Unix socket (about 200
+	 * KiB), so that an answer nobody reads stays queued in the server. */
+	e->big_logs = 1024 * 1024;
+	smt_api_set_output_limits(e->api, 64 * 1024, 2 * 1024 * 1024);
+	assert_int_equal(smt_api_listen_unix(e->api, e->path, NULL), 0);
+	req[0] = '\0';
+	for (int i = 0; i < 8; i++)
+		strcat(req, "GET /v1/logs HTTP/1.1\r\n\r\n");
+	for (int i = 0; i < 6; i++) {
+		fds[i] = client(e);
+		send_str(fds[i], req);
+	}
+	pump(e, 300);
+	/* At most one answer per connection, and rendering stopped once the
+	 * total passed 2 MiB: 2 answers of 1 MiB, perhaps one more. */
+	if (e->logs_rendered > 3)
+		fail_msg("%d large answers rendered for clients that read nothing",
+			 e->logs_rendered);
+	int fd = client(e);
+	long t0 = now_ms();
+	send_str(fd, "GET /healthz HTTP/1.1\r\n\r\n");
+	receive(e, fd, buf, sizeof buf, "\"ok\"}", 2000, &eof);
+	assert_non_null(strstr(buf, "HTTP/1.1 200 OK"));
+	if (now_ms() - t0 > 50)
+		fail_msg("/healthz took %ld ms", now_ms() - t0);
+	close(fd);
+	/* The clients read: every answer arrives, whole. */
+	read_answers(e, fds, 6, 8, e->big_logs);
+	assert_int_equal(e->logs_rendered, 48);
+	for (int i = 0; i < 6; i++)
+		close(fds[i]);
 }
 
 int main(void)
@@ -536,6 +821,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_close_with_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_linger_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_linger, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_does_not_wait_for_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_limit_and_no_leader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_poll_that_closes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drain_after_closing_answer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_right_after_notify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_output_caps, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
