@@ -659,8 +659,24 @@ void smt_api_notify(struct smt_api *api)
 
 	for (struct conn *c = api->conns; c; c = next) {
 		next = c->next;
-		if (!c->closing && smt_httpconn_held(c->http))
+		if (!c->closing && smt_httpconn_held(c->http) && !smt_httpconn_held_lines(c->http))
 			conn_after(c, conn_release(c));
+	}
+}
+
+void smt_api_notify_lines(struct smt_api *api)
+{
+	struct conn *next;
+
+	for (struct conn *c = api->conns; c; c = next) {
+		next = c->next;
+		if (!c->closing && smt_httpconn_held_lines(c->http)) {
+			c->busy = 1;
+			int r = smt_httpconn_poke(c->http);
+			c->busy = 0;
+			if (r != 0)
+				conn_after(c, r);
+		}
 	}
 }
 

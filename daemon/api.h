@@ -40,6 +40,7 @@
 #define SMT_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include <jansson.h>
@@ -94,6 +95,16 @@ struct smt_api_ops {
 	 * (after smt_api_notify) or after MS.  NULL: never held.
 	 */
 	json_int_t (*generation)(void *ctx);
+	/*
+	 * GET /v1/lines (the leader only): at most MAX bytes of this host's
+	 * rank output from offset FROM, as *BODY and *LEN (valid until the next
+	 * call).  Returns 0, -EAGAIN when there is nothing yet and FINAL is 0
+	 * (the request is held until smt_api_notify_lines or its time is up;
+	 * with FINAL an empty answer is fine), -ERANGE for an offset out of
+	 * range (409), -ENOENT when this host has no output to give (404).
+	 */
+	int (*lines)(void *ctx, uint64_t from, size_t max, int final, const char **body,
+		     size_t *len);
 	/* A request carried "X-Smtd-Leader: 1": the leader's channel is alive. */
 	void (*leader_contact)(void *ctx);
 };
@@ -162,6 +173,8 @@ int smt_api_tcp_port(const struct smt_api *api);
 
 /* The status changed: answer every held long poll now. */
 void smt_api_notify(struct smt_api *api);
+/* The rank output grew: answer the held GET /v1/lines that can be now. */
+void smt_api_notify_lines(struct smt_api *api);
 
 /* The number of open client connections. */
 unsigned smt_api_connections(const struct smt_api *api);

@@ -375,7 +375,7 @@ static void job_outbox_news(void *ctx)
 	struct smt_daemon *d = ctx;
 
 	if (d->api)
-		smt_api_notify(d->api);
+		smt_api_notify_lines(d->api);
 }
 
 static const struct smt_hostjob_ops hostjob_ops = {

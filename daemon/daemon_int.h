@@ -37,14 +37,15 @@ struct smt_role_ops {
 	/* A POST of the daemons' protocol; returns the HTTP status. */
 	int (*post)(struct smt_daemon *d, const char *path, json_t *body, int peer_uid,
 		    json_t **reply);
+	/* GET /v1/lines: this host's output for the leader (api.h's lines). */
+	int (*lines)(struct smt_daemon *d, uint64_t from, size_t max, int final,
+		     const char **body, size_t *len);
 	/* A request from the leader arrived (a worker's sign of life). */
 	void (*contact)(struct smt_daemon *d);
 	/* The job here: the command or orted ended / a rank ended / it is over. */
 	void (*root_ended)(struct smt_daemon *d);
 	void (*rank_ended)(struct smt_daemon *d, const struct smt_rank *k);
 	void (*job_done)(struct smt_daemon *d);
-	/* The leader fetched the worker's output up to its end. */
-	void (*output_acked)(struct smt_daemon *d);
 	/* Add what the role knows to /v1/status (the hosts' readiness...). */
 	void (*status)(struct smt_daemon *d, json_t *st);
 	/* A host's readiness, for /v1/status. */

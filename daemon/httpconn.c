@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +88,12 @@ struct smt_httpconn {
 	 * /v1/status?wait=GEN) held until the status changes or HOLD_MS
 	 * pass, or a large answer deferred or being rendered
 	 * (smt_httpconn_set_defer). */
-	enum { WAIT_NONE, WAIT_POLL, WAIT_DEFERRED, WAIT_RENDERING } wait;
+	enum { WAIT_NONE, WAIT_POLL, WAIT_LINES, WAIT_DEFERRED, WAIT_RENDERING } wait;
 	struct render *render;
 	unsigned hold_ms;
+	/* A held GET /v1/lines: where from, and how much at most. */
+	uint64_t lines_from;
+	size_t lines_max;
 	int defer;
 	int trusted;          /* uid 0 or the daemon's, not read-only */
 	int value_is_leader;
@@ -446,8 +450,8 @@ static void status_now(struct smt_httpconn *c)
 
 static void do_status(struct smt_httpconn *c, const char *query)
 {
-	long long wait = query_number(query, "wait");
-	long long timeout = query_number(query, "timeout");
+	long long wait = query_number(query, SMT_Q_WAIT);
+	long long timeout = query_number(query, SMT_Q_TIMEOUT);
 
 	if (wait == -2 || timeout == -2) {
 		respond_error(c, 400, NULL, "wait and timeout must be non-negative integers");
@@ -656,6 +660,48 @@ static void do_post(struct smt_httpconn *c, const char *path)
 	respond_json(c, status, reply, NULL);
 }
 
+/* GET /v1/lines?from=N&max=B&wait=MS: the leader takes a worker's rank
+ * output (lineproto.h), held up to MS while there is none. */
+static int lines_answer(struct smt_httpconn *c, int final)
+{
+	const char *body = NULL;
+	size_t len = 0;
+	int rc = c->ops->lines(c->ctx, c->lines_from, c->lines_max, final, &body, &len);
+
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc == -ERANGE)
+		respond_error(c, 409, NULL, "from is not an offset of this host's output");
+	else if (rc < 0)
+		respond_error(c, rc == -ENOENT ? 404 : 500, NULL, "no output to take here: %s",
+			      strerror(-rc));
+	else
+		respond(c, 200, SMT_CONTENT_TYPE_LINES, body, len, NULL);
+	return 1;
+}
+
+static void do_lines(struct smt_httpconn *c, const char *query)
+{
+	long long from = query_number(query, SMT_Q_FROM);
+	long long max = query_number(query, SMT_Q_MAX);
+	long long wait = query_number(query, SMT_Q_WAIT);
+
+	if (!c->leader_req) {
+		respond_error(c, 403, NULL, "only the leader takes a worker's output");
+		return;
+	}
+	if (from < 0 || max == -2 || wait == -2) {
+		respond_error(c, 400, NULL, "from (and max, wait) must be non-negative integers");
+		return;
+	}
+	c->lines_from = (uint64_t)from;
+	c->lines_max = max < 0 ? 256 * 1024 : max > 16 * 1024 * 1024 ? 16 * 1024 * 1024 : (size_t)max;
+	if (lines_answer(c, wait <= 0))
+		return;
+	c->wait = WAIT_LINES;
+	c->hold_ms = wait > 60000 ? 60000 : (unsigned)wait;
+}
+
 enum method_kind { M_GET, M_POST };
 
 enum answer_size { SMALL, LARGE };
@@ -679,6 +725,7 @@ static const struct route {
 	{ SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
 	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
 	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
+	{ SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL },
 };
 
 static int has_op(const struct smt_api_ops *ops, size_t offset)
@@ -1043,7 +1090,22 @@ int smt_httpconn_from_leader(const struct smt_httpconn *c)
 
 unsigned smt_httpconn_held(const struct smt_httpconn *c)
 {
-	return c->wait == WAIT_POLL ? c->hold_ms : 0;
+	return c->wait == WAIT_POLL || c->wait == WAIT_LINES ? c->hold_ms : 0;
+}
+
+int smt_httpconn_held_lines(const struct smt_httpconn *c)
+{
+	return c->wait == WAIT_LINES;
+}
+
+int smt_httpconn_poke(struct smt_httpconn *c)
+{
+	if (c->wait != WAIT_LINES || c->oom)
+		return 0;
+	if (!lines_answer(c, 0))
+		return 0;
+	c->wait = WAIT_NONE;
+	return c->oom ? -ENOMEM : 1;
 }
 
 void smt_httpconn_set_defer(struct smt_httpconn *c, int defer)
@@ -1068,6 +1130,9 @@ int smt_httpconn_release(struct smt_httpconn *c)
 	if (c->wait == WAIT_POLL) {
 		c->wait = WAIT_NONE;
 		status_now(c);
+	} else if (c->wait == WAIT_LINES) {
+		c->wait = WAIT_NONE;
+		lines_answer(c, 1);
 	} else if (c->wait == WAIT_DEFERRED) {
 		c->wait = WAIT_NONE;
 		dispatch(c, 0);

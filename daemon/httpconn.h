@@ -95,6 +95,14 @@ size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf);
 unsigned smt_httpconn_held(const struct smt_httpconn *c);
 
 /*
+ * A GET /v1/lines held because the worker had no output yet: nonzero.
+ * smt_httpconn_poke answers it if there is output now (1), else leaves it
+ * held (0); smt_httpconn_release answers it in any case (its time is up).
+ */
+int smt_httpconn_held_lines(const struct smt_httpconn *c);
+int smt_httpconn_poke(struct smt_httpconn *c);
+
+/*
  * With DEFER nonzero, a later request for status, logs or metrics that
  * does not come from the leader is not answered at once: it waits until
  * smt_httpconn_release, so that the caller renders large answers one at a

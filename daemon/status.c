@@ -205,6 +205,15 @@ static int post(void *ctx, const char *path, json_t *body, int peer_uid, json_t 
 	return 404;
 }
 
+static int lines(void *ctx, uint64_t from, size_t max, int final, const char **body, size_t *len)
+{
+	struct smt_daemon *d = ctx;
+
+	if (!d->role->lines)
+		return -ENOENT;
+	return d->role->lines(d, from, max, final, body, len);
+}
+
 static json_int_t generation(void *ctx)
 {
 	return ((struct smt_daemon *)ctx)->generation;
@@ -227,5 +236,6 @@ const struct smt_api_ops smt_status_ops = {
 	.metrics = metrics,
 	.post = post,
 	.generation = generation,
+	.lines = lines,
 	.leader_contact = leader_contact,
 };

@@ -176,15 +176,34 @@ static void worker_job_done(struct smt_daemon *d)
 	conclude(d);
 }
 
-static void worker_output_acked(struct smt_daemon *d)
+static void on_acked(uv_timer_t *t)
+{
+	struct smt_daemon *d = t->data;
+
+	W(d)->acked = 1;
+	conclude(d);
+}
+
+/* GET /v1/lines: the leader takes this host's output; past the end of it,
+ * that is the acknowledgement that all of it arrived. */
+static int worker_lines(struct smt_daemon *d, uint64_t from, size_t max, int final,
+			const char **body, size_t *len)
 {
 	struct worker *w = W(d);
+	struct smt_outbox *ob = d->job ? smt_output_outbox(smt_hostjob_output(d->job)) : NULL;
+	int done, rc;
 
-	if (w->acked)
-		return;
-	w->acked = 1;
-	uv_timer_stop(&w->end_timer);
-	conclude(d);
+	if (!ob)
+		return -ENOENT;
+	if (!final && !smt_outbox_ready(ob, from))
+		return -EAGAIN;
+	rc = smt_outbox_fetch(ob, from, max, body, len, &done);
+	if (rc == 0 && w && !w->acked && smt_outbox_acked(ob)) {
+		/* Concluded from the loop, not from inside this answer. */
+		uv_timer_stop(&w->end_timer);
+		uv_timer_start(&w->end_timer, on_acked, 0, 0);
+	}
+	return rc;
 }
 
 /* ---- the leader ---- */
@@ -574,7 +593,7 @@ const struct smt_role_ops smt_worker_role = {
 	.post = worker_post,
 	.contact = worker_contact,
 	.job_done = worker_job_done,
-	.output_acked = worker_output_acked,
+	.lines = worker_lines,
 	.host_ready = worker_host_ready,
 	.close = worker_close,
 };

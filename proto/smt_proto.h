@@ -50,6 +50,8 @@
 /* Content types of the answers: JSON everywhere, Prometheus text on /metrics. */
 #define SMT_CONTENT_TYPE_JSON    "application/json"
 #define SMT_CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
+/* GET /v1/lines: rank output records (daemon/lineproto.h). */
+#define SMT_CONTENT_TYPE_LINES   "application/octet-stream"
 
 /* Query parameters of GET /v1/logs?tail=N&rank=R, and their bounds. */
 #define SMT_Q_TAIL "tail"
