@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -311,19 +312,40 @@ int smtctl_rank(const char *socket_path, char **cmd)
 	if (n != (ssize_t)sizeof(exec_err))
 		exec_err = 0;
 	close(stp[0]);
-	while (waitpid(pid, &wstatus, 0) < 0) {
+	/*
+	 * Learn how the program ended without reaping it, report it, then
+	 * reap it: if orted kills this launcher in between, the program is
+	 * still a zombie, adopted and reaped by smtd, which then has its
+	 * status from the kernel.
+	 */
+	for (;;) {
+		siginfo_t si;
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0) {
+			wstatus = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
+							   : W_EXITCODE(0, si.si_status);
+			break;
+		}
 		if (errno != EINTR) {
-			wstatus = 1 << 8;
+			wstatus = W_EXITCODE(1, 0);
 			break;
 		}
 	}
+	/* When it ended, by this host's clock: a rank that ended before smtd
+	 * told it to stop failed on its own. */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	json_int_t end_ms = (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	if (exec_err) {
 		fprintf(stderr, "smtctl rank: cannot execute %s: %s\n", cmd[0], strerror(exec_err));
-		send_msg(fd, json_pack("{s:s, s:i}", SMT_F_OP, "exit", SMT_F_EXEC_ERRNO, exec_err),
-			 NULL, 0);
+		send_msg(fd, json_pack("{s:s, s:i, s:I}", SMT_F_OP, "exit", SMT_F_EXEC_ERRNO, exec_err,
+				       SMT_F_END_MS, end_ms), NULL, 0);
 	} else {
-		send_msg(fd, json_pack("{s:s, s:i}", SMT_F_OP, "exit", SMT_F_STATUS, wstatus), NULL, 0);
+		send_msg(fd, json_pack("{s:s, s:i, s:I}", SMT_F_OP, "exit", SMT_F_STATUS, wstatus,
+				       SMT_F_END_MS, end_ms), NULL, 0);
 	}
 	close(fd);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	end_like(wstatus);
 }

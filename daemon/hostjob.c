@@ -36,6 +36,7 @@ struct rankproc {
 	int gone;            /* its pidfd said it ended */
 	int launcher_gone;   /* its launcher's connection closed */
 	int status;          /* wstatus, once known, else -1 */
+	int settling;        /* gone, status unknown: waiting for the reaper */
 	int ended;
 };
 
@@ -76,6 +77,7 @@ struct smt_hostjob {
 	uv_timer_t grace_timer;   /* SIGKILL for everything at the grace's end */
 	uv_timer_t end_timer;     /* SIGKILL for ranks left when the roots ended */
 	uv_timer_t drain_timer;   /* the pipes' end, at the latest */
+	uv_timer_t settle_timer;  /* a rank's status from the reaper, at the latest */
 	int killed;               /* the final SIGKILL went out */
 	double grace_s;           /* the grace running */
 	struct leftover *left;
@@ -374,7 +376,7 @@ static void check_end(struct smt_hostjob *hj)
 
 /* ---- ranks ---- */
 
-static void rank_end(struct smt_hostjob *hj, struct rankproc *p, int wstatus)
+static void rank_end_at(struct smt_hostjob *hj, struct rankproc *p, int wstatus, double when)
 {
 	struct smt_rank *k = smt_ranks_get(hj->ranks, p->rank, NULL, 0);
 
@@ -386,7 +388,7 @@ static void rank_end(struct smt_hostjob *hj, struct rankproc *p, int wstatus)
 	smt_pidwatch_stop(p->w);
 	p->w = NULL;
 	if (k) {
-		smt_ranks_ended(hj->ranks, k, p->status, now_s());
+		smt_ranks_ended(hj->ranks, k, p->status, when);
 		if (p->status < 0)
 			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank, (int)p->pid);
 		else if (WIFSIGNALED(p->status))
@@ -402,6 +404,38 @@ static void rank_end(struct smt_hostjob *hj, struct rankproc *p, int wstatus)
 	check_end(hj);
 }
 
+static void rank_end(struct smt_hostjob *hj, struct rankproc *p, int wstatus)
+{
+	rank_end_at(hj, p, wstatus, now_s());
+}
+
+static void on_settle(uv_timer_t *t)
+{
+	struct smt_hostjob *hj = t->data;
+
+	for (size_t i = 0; i < hj->nprocs; i++)
+		if (hj->procs[i].settling && !hj->procs[i].ended)
+			rank_end(hj, &hj->procs[i], -1);
+}
+
+/*
+ * The program ended and its launcher is gone without saying how: the
+ * launcher leaves it a zombie until it reported, so the kernel hands it
+ * to smtd (PID 1 or subreaper), whose reaper then gives the status
+ * (smt_hostjob_reaped).  The adoption follows the launcher's death by a
+ * moment; if no status comes in SETTLE_MS it is unknown.
+ */
+#define SETTLE_MS 200
+
+static void settle(struct smt_hostjob *hj, struct rankproc *p)
+{
+	if (p->ended || p->settling)
+		return;
+	p->settling = 1;
+	if (!uv_is_active((uv_handle_t *)&hj->settle_timer))
+		uv_timer_start(&hj->settle_timer, on_settle, SETTLE_MS, 0);
+}
+
 /* The program ended: its status comes from the launcher, or from the
  * reaper when smtd adopted it, or it is unknown. */
 static void on_rank_gone(void *arg, pid_t pid)
@@ -410,18 +444,14 @@ static void on_rank_gone(void *arg, pid_t pid)
 
 	for (size_t i = 0; i < hj->nprocs; i++) {
 		struct rankproc *p = &hj->procs[i];
-		struct smt_proc_stat st;
 
 		if (p->pid != pid || p->ended)
 			continue;
 		p->gone = 1;
-		if (p->status >= 0) {
+		if (p->status >= 0)
 			rank_end(hj, p, -1);
-		} else if (p->launcher_gone) {
-			/* Our child now (PID 1, subreaper): the reaper has it. */
-			if (smt_proc_stat(NULL, pid, &st) < 0 || st.ppid != getpid())
-				rank_end(hj, p, -1);
-		}
+		else if (p->launcher_gone)
+			settle(hj, p);
 		return;
 	}
 }
@@ -492,7 +522,7 @@ static void rankd_started(void *ctx, int rank, pid_t pid, unsigned long long sta
 	changed(hj);
 }
 
-static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno)
+static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno, int64_t end_ms)
 {
 	struct smt_hostjob *hj = ctx;
 	struct rankproc *p = proc_of(hj, rank);
@@ -504,8 +534,9 @@ static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno)
 		k->exec_errno = exec_errno;
 		wstatus = (exec_errno == ENOENT ? 127 : 126) << 8;
 	}
-	/* The launcher reaped it: it is gone. */
-	rank_end(hj, p, wstatus);
+	/* It is gone; when, the launcher says (within a few ms of the truth,
+	 * where the arrival of this message could be much later). */
+	rank_end_at(hj, p, wstatus, end_ms > 0 && end_ms <= now_ms() ? end_ms / 1000.0 : now_s());
 }
 
 static void rankd_hangup(void *ctx, int rank)
@@ -520,7 +551,7 @@ static void rankd_hangup(void *ctx, int rank)
 		/* Killed before its program ran. */
 		rank_end(hj, p, -1);
 	else if (p->gone)
-		on_rank_gone(hj, p->pid);
+		settle(hj, p);
 }
 
 static const struct smt_rankd_ops rankd_ops = {
@@ -729,7 +760,9 @@ int smt_hostjob_new(const struct smt_hostjob_config *cfg, const struct smt_hostj
 	uv_timer_init(cfg->loop, &hj->grace_timer);
 	uv_timer_init(cfg->loop, &hj->end_timer);
 	uv_timer_init(cfg->loop, &hj->drain_timer);
+	uv_timer_init(cfg->loop, &hj->settle_timer);
 	hj->grace_timer.data = hj->end_timer.data = hj->drain_timer.data = hj;
+	hj->settle_timer.data = hj;
 	{
 		const char *why;
 		const char *cg = smt_jobtree_cgroup(hj->tree, &why);
@@ -861,7 +894,8 @@ void smt_hostjob_close(struct smt_hostjob *hj, void (*cb)(void *), void *arg)
 	hj->orted = NULL;
 	smt_rankd_close(hj->rankd);
 	hj->rankd = NULL;
-	hj->handles = 4;
+	hj->handles = 5;
+	uv_close((uv_handle_t *)&hj->settle_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->grace_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->end_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->drain_timer, hj_handle_closed);

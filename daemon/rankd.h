@@ -30,6 +30,7 @@
 #define SMT_RANKD_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -52,8 +53,9 @@ struct smt_rankd_ops {
 	 * still its own (start time START). */
 	void (*started)(void *ctx, int rank, pid_t pid, unsigned long long start);
 	/* The launcher says how RANK's program ended: WSTATUS as waitpid
-	 * gives it, or EXEC_ERRNO when it could not be executed. */
-	void (*exited)(void *ctx, int rank, int wstatus, int exec_errno);
+	 * gives it, or EXEC_ERRNO when it could not be executed; END_MS when
+	 * (this host's clock, 0 unknown). */
+	void (*exited)(void *ctx, int rank, int wstatus, int exec_errno, int64_t end_ms);
 	/* RANK's launcher went away (its connection closed). */
 	void (*hangup)(void *ctx, int rank);
 };

@@ -107,6 +107,7 @@
 #define SMT_F_LAST_PROGRESS_MS "last_progress_ms"
 #define SMT_F_CPU          "cpu_s"
 #define SMT_F_END_TIME     "end_time"
+#define SMT_F_END_MS       "end_ms"
 #define SMT_F_SIGNALED_MS  "signaled_ms"
 #define SMT_F_EXEC_ERRNO   "exec_errno"
 #define SMT_F_ERROR_LINE   "error_line"
