@@ -309,10 +309,15 @@ mh_wait() {
 
 # mh_pids K: the processes in host K's PID namespace, one a line:
 # "HOSTPID NSPID COMM" (HOSTPID as the machine sees it, for kill).  Prints
-# nothing once the namespace has no process left, even after PID 1 exited.
+# nothing once the namespace has no process left, and nothing once PID 1
+# has been reaped (its exit status recorded): the kernel does not let PID 1
+# finish before every other process of its namespace is gone, and the
+# namespace's identifier may then already name another test's namespace
+# (the kernel reuses namespace inode numbers at once).
 mh_pids() {
 	local h ns p n nspid comm
 	h=$(mh_host_dir "$1")
+	[ -s "$h/exit" ] && return 0
 	ns=$(cat "$h/pidns" 2>/dev/null) || return 0
 	for p in /proc/[0-9]*; do
 		n=$(readlink "$p/ns/pid" 2>/dev/null) || continue
