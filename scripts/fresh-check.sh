@@ -271,7 +271,7 @@ for cmd in "${cmds[@]}"; do
 done
 
 echo
-say "summary (mirror $mirror, commit $(git -C "$top" rev-parse --short HEAD), clone at $dir):"
+say "summary (mirror $mirror, commit ${commit:0:7}, clone at $dir):"
 printf '  %s\n' "${steps[@]}"
 grep -h '^make check:' "$work"/command-*.log | sed 's/^/  /'
 say "total $(since "$t_all") s: $([ $status = 0 ] && echo "both README commands passed" || echo "a README command FAILED: see its output above")"
