@@ -246,7 +246,7 @@ for cmd in "${cmds[@]}"; do
 	cpid=$!
 	# The container's PID 1 (timeout -> unshare -> PID 1) and its PID namespace.
 	for ((i = 0; i < 100; i++)); do
-		u=$(pgrep -P "$cpid" | head -1) && p1=$(pgrep -P "$u" | head -1) &&
+		u=$(pgrep -P "$cpid") && p1=$(pgrep -P "$u") &&
 			pidns=$(readlink "/proc/$p1/ns/pid") && break
 		sleep 0.05
 	done
