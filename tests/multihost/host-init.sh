@@ -76,7 +76,7 @@ PRIVATE=
 # entries (once).
 own_dir() {
 	case ":$PRIVATE:" in *":$1:"*) return 0 ;; esac
-	private_tmpfs "$1" "$(stat -c %a "$1")" "$1"/* "$1"/.[!.]* "$1"/..?*
+	private_tmpfs "$1" "$(stat -L -c %a "$1")" "$1"/* "$1"/.[!.]* "$1"/..?*
 }
 
 # mount_point FILE: a regular file at FILE to bind over.  Where the machine
