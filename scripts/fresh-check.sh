@@ -24,7 +24,7 @@
 #
 # Environment: SMT_FRESH_MIRROR (default: the machine's Debian mirror from
 # /etc/apt/sources.list{,.d/*}, else http://deb.debian.org/debian),
-# SMT_FRESH_TIMEOUT (seconds for each command, default 2400).
+# SMT_FRESH_TIMEOUT (seconds for each command, default 1200).
 set -u
 umask 022
 
@@ -87,7 +87,7 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (debootstrap, namespaces, pivot_root); run it as root"
 self=$(readlink -f "$0")
 top=$(cd "$(dirname "$self")/.." && pwd)
-timeout_s=${SMT_FRESH_TIMEOUT:-2400}
+timeout_s=${SMT_FRESH_TIMEOUT:-1200}
 
 # The README's quick-start commands: the indented lines of its section.
 mapfile -t cmds < <(awk '/^## /{ on = ($0 ~ /^## Quick start/) } on && /^    [^ ]/ { sub(/^    /, ""); print }' "$top/README.md")
