@@ -11,6 +11,25 @@ smt_tmpdir() {
 	export SMTD_SOCKET="$T/smtd.sock"
 }
 
+# as_nobody CMD [ARG...]: run CMD as uid and gid 65534 (nobody), without
+# supplementary groups.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# nobody_copy FILE: print the path of a copy of FILE (a program or a
+# library) in $T/nobody, which nobody can read and run wherever the
+# checkout lies (a clone under /root, mode 700, is not reachable by other
+# users).  Makes $T enterable by every user.  Use as
+# `X=$(nobody_copy "$PROG") || exit 1`.
+nobody_copy() {
+	mkdir -p "$T/nobody" && chmod 755 "$T" "$T/nobody" &&
+		install -m 755 "$1" "$T/nobody/" || fail "cannot copy $1 to $T/nobody"
+	as_nobody test -x "$T/nobody/${1##*/}" ||
+		fail "uid 65534 cannot reach $T/nobody: make TMPDIR (${TMPDIR:-/tmp}) a directory every user may enter"
+	echo "$T/nobody/${1##*/}"
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1

@@ -64,10 +64,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	"$SMTD" --root "$T/w" --socket "$S" --socket-group nogroup --sshd never --wait-timeout 60 -- /bin/true >"$T/w2.out" 2>&1 &
 	SPID=$!
 	wait_state waiting-for-leader
-	rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$SMTCTL" --socket "$S" status >"$T/nobody.status" 2>&1 || rc=$?
+	NB_SMTCTL=$(nobody_copy "$SMTCTL") || exit 1
+	rc=0; as_nobody "$NB_SMTCTL" --socket "$S" status >"$T/nobody.status" 2>&1 || rc=$?
 	assert_eq "$rc" 0 "smtctl status as nobody"
 	assert_contains "$T/nobody.status" "waiting-for-leader" "status served to nobody"
-	rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups "$SMTCTL" --socket "$S" kill >"$T/nobody.kill" 2>&1 || rc=$?
+	rc=0; as_nobody "$NB_SMTCTL" --socket "$S" kill >"$T/nobody.kill" 2>&1 || rc=$?
 	assert_eq "$rc" 4 "smtctl kill as nobody"
 	kill -0 $SPID || fail "nobody's kill reached the job"
 fi

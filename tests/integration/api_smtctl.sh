@@ -125,17 +125,16 @@ assert_contains "$T/dial.1" '{"status":"ok"}' "dial-stdio second answer"
 assert_eq "$(grep -c '^HTTP/1.1 200 OK' "$T/dial.1")" 2 "dial-stdio answers"
 
 # --- a non-root client: served for status, refused for kill ---
-chmod 755 "$T"
-NB="setpriv --reuid=65534 --regid=65534 --clear-groups"
-rc=0; $NB "$SMTCTL" --socket "$S" status >"$T/nb.1" 2>"$T/nb.2" || rc=$?
+NB_SMTCTL=$(nobody_copy "$SMTCTL") || exit 1
+rc=0; as_nobody "$NB_SMTCTL" --socket "$S" status >"$T/nb.1" 2>"$T/nb.2" || rc=$?
 assert_eq "$rc" 4 "nobody, socket 0660 root:root"
 assert_contains "$T/nb.2" "smtctl: permission denied on $S: Permission denied" "nobody EACCES message"
 api_stop srv
 api_start srv --socket "$S" --group nogroup --state running
-rc=0; $NB "$SMTCTL" --socket "$S" status >"$T/nb.1" 2>"$T/nb.2" || rc=$?
+rc=0; as_nobody "$NB_SMTCTL" --socket "$S" status >"$T/nb.1" 2>"$T/nb.2" || rc=$?
 assert_eq "$rc" 0 "nobody in the socket group: status"
 assert_contains "$T/nb.1" "state      running" "nobody's status"
-rc=0; $NB "$SMTCTL" --socket "$S" kill >"$T/nb.1" 2>"$T/nb.2" || rc=$?
+rc=0; as_nobody "$NB_SMTCTL" --socket "$S" kill >"$T/nb.1" 2>"$T/nb.2" || rc=$?
 assert_eq "$rc" 4 "nobody: kill refused"
 assert_eq "$(cat "$T/nb.2")" "smtctl: permission denied: permission denied: uid 65534 may not change the job (only root or uid 0)" "nobody kill message"
 assert_not_contains "$T/srv.out" "kill" "nobody's kill did not reach the daemon"

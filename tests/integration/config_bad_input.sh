@@ -120,10 +120,9 @@ new_root; rm "$C/resourceconfig.json"; mkfifo "$C/resourceconfig.json"
 expect_error "$R/$F: is a FIFO, not a regular file; replace it with a JSON file"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	new_root; chmod 000 "$C/resourceconfig.json"; chmod -R a+rwX "$T"; chmod 000 "$C/resourceconfig.json"
-	chmod 755 "$T"
+	NB_SMTD=$(nobody_copy "$SMTD") || exit 1
 	msg="$R/$F: cannot open: Permission denied; make it a readable file"
-	out=$(timeout 10 setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$SMTD" --root "$R" --no-mpi -- "$T/launch.sh" 2>&1)
+	out=$(as_nobody timeout 10 "$NB_SMTD" --root "$R" --no-mpi -- "$T/launch.sh" 2>&1)
 	rc=$?
 	assert_eq "$rc" 2 "exit code for an unreadable file"
 	assert_eq "$out" "smtd: $msg" "stderr for an unreadable file"

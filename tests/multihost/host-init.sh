@@ -40,27 +40,68 @@ fi
 mount -n -t proc proc /proc
 hostname "algo-$k"
 
-mount -n --bind "$dir/etc/hosts" /etc/hosts
-mount -n --bind "$dir/ssh/ssh_config" /etc/ssh/ssh_config
-# private_tmpfs DIR MODE: an empty tmpfs over DIR, with every MH_KEEP path
-# under DIR bound back at its place.  The tmpfs is prepared on a staging
-# mount point and moved over DIR so the paths to keep are still reachable
-# while it is filled.
+# private_tmpfs DIR MODE [ENTRY...]: an empty tmpfs over DIR, with every
+# MH_KEEP path under DIR and every ENTRY (a path under DIR) bound back at
+# its place; a symbolic link is copied, not bound.  The tmpfs is prepared
+# on a staging mount point and moved over DIR so the paths to keep are
+# still reachable while it is filled.
 private_tmpfs() {
 	local d=$1 mode=$2 st=$h/.stage p rel
+	shift 2
 	mount -n -t tmpfs -o "mode=$mode" "smt-$k${d//\//-}" "$st"
 	local IFS=:
-	for p in $MH_KEEP; do
+	for p in $MH_KEEP "$@"; do
 		case $p in
 		"$d"/*)
 			rel=${p#"$d"/}
-			mkdir -p "$st/$rel"
-			mount -n --bind "$p" "$st/$rel"
+			case $rel in */*) mkdir -p "$st/${rel%/*}" ;; esac
+			if [ -L "$p" ]; then
+				cp -P "$p" "$st/$rel"
+			elif [ -d "$p" ]; then
+				mkdir -p "$st/$rel"
+				mount -n --rbind "$p" "$st/$rel"
+			elif [ -e "$p" ]; then
+				: >"$st/$rel"
+				mount -n --bind "$p" "$st/$rel"
+			fi
 			;;
 		esac
 	done
 	mount -n --move "$st" "$d"
+	PRIVATE="$PRIVATE:$d"
 }
+PRIVATE=
+
+# own_dir DIR: DIR becomes a tmpfs of this host holding the machine's
+# entries (once).
+own_dir() {
+	case ":$PRIVATE:" in *":$1:"*) return 0 ;; esac
+	private_tmpfs "$1" "$(stat -L -c %a "$1")" "$1"/* "$1"/.[!.]* "$1"/..?*
+}
+
+# mount_point FILE: a regular file at FILE to bind over.  Where the machine
+# has none (a minimal root has no /etc/hosts, one without openssh-client
+# no /etc/ssh), FILE's directory (or its parent, where the directory is
+# missing too) becomes this host's own (own_dir) and FILE is made there:
+# the machine's own file system is never written.
+mount_point() {
+	local f=$1 d=${1%/*}
+	[ -f "$f" ] && return 0
+	if [ -d "$d" ]; then
+		own_dir "$d"
+	else
+		own_dir "${d%/*}"
+		rm -f "$d" # a copied link that leads nowhere
+		mkdir -m 755 "$d"
+	fi
+	rm -f "$f"
+	: >"$f"
+}
+
+mount_point /etc/hosts
+mount -n --bind "$dir/etc/hosts" /etc/hosts
+mount_point /etc/ssh/ssh_config
+mount -n --bind "$dir/ssh/ssh_config" /etc/ssh/ssh_config
 
 # root's home is the host's own, as in a fresh container: the machine's
 # /root is never written, and its dotfiles (here a .bashrc running pyenv,

@@ -14,7 +14,8 @@ command -v "$MPICC" >/dev/null 2>&1 || skip "$MPICC not installed"
 smt_tmpdir
 machine_links=$(ip -o link show | awk -F': ' '{ print $2 }')
 machine_rootssh=$(ls -la /root/.ssh 2>&1)
-machine_etchosts=$(md5sum /etc/hosts)
+machine_etchosts=$(md5sum /etc/hosts 2>&1)
+machine_etcssh=$(ls -la /etc/ssh 2>&1)
 
 t0=$EPOCHREALTIME
 mh_setup 3 "$T"
@@ -217,6 +218,7 @@ left=$(mh_leftovers)
 if ip netns list | grep -qF "smt-$MH_LAST_ID-"; then fail "namespaces left"; fi
 assert_eq "$(ip -o link show | awk -F': ' '{ print $2 }')" "$machine_links" "the machine's network interfaces"
 assert_eq "$(ls -la /root/.ssh 2>&1)" "$machine_rootssh" "the machine's /root/.ssh"
-assert_eq "$(md5sum /etc/hosts)" "$machine_etchosts" "the machine's /etc/hosts"
+assert_eq "$(md5sum /etc/hosts 2>&1)" "$machine_etchosts" "the machine's /etc/hosts (or its absence)"
+assert_eq "$(ls -la /etc/ssh 2>&1)" "$machine_etcssh" "the machine's /etc/ssh (or its absence)"
 [ ! -e "/tmp/$mark" ] || fail "a host's /tmp leaked to the machine"
 echo "PASS"
