@@ -12,8 +12,6 @@
 #include "log.h"
 #include "reaper.h"
 
-#define EARLY_MAX 256
-
 struct watch {
 	pid_t pid;
 	smt_reaper_cb cb;
@@ -21,17 +19,9 @@ struct watch {
 	struct watch *next;
 };
 
-struct early {
-	pid_t pid;
-	int wstatus;
-};
-
 struct smt_reaper {
 	uv_signal_t sigchld;
-	uv_idle_t pending;      /* delivers late watches of early exits */
 	struct watch *watches;
-	struct early early[EARLY_MAX];
-	unsigned nearly, early_next;
 	smt_reaper_any_cb any_cb;
 	void *any_arg;
 	int closing_handles;
@@ -73,14 +63,6 @@ static struct watch *take_watch(struct smt_reaper *r, pid_t pid)
 	return NULL;
 }
 
-static void remember(struct smt_reaper *r, pid_t pid, int wstatus)
-{
-	r->early[r->early_next] = (struct early){ pid, wstatus };
-	r->early_next = (r->early_next + 1) % EARLY_MAX;
-	if (r->nearly < EARLY_MAX)
-		r->nearly++;
-}
-
 void smt_reaper_reap(struct smt_reaper *r)
 {
 	for (;;) {
@@ -100,7 +82,6 @@ void smt_reaper_reap(struct smt_reaper *r)
 			cb(arg, pid, wstatus);
 			continue;
 		}
-		remember(r, pid, wstatus);
 		if (r->any_cb)
 			r->any_cb(r->any_arg, pid, wstatus);
 	}
@@ -110,39 +91,6 @@ static void on_sigchld(uv_signal_t *h, int signum)
 {
 	(void)signum;
 	smt_reaper_reap(h->data);
-}
-
-static int take_early(struct smt_reaper *r, pid_t pid, int *wstatus)
-{
-	for (unsigned i = 0; i < EARLY_MAX && i < r->nearly; i++) {
-		if (r->early[i].pid == pid) {
-			*wstatus = r->early[i].wstatus;
-			r->early[i].pid = 0;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static void on_pending(uv_idle_t *h)
-{
-	struct smt_reaper *r = h->data;
-	struct watch **w = &r->watches;
-
-	uv_idle_stop(h);
-	while (*w) {
-		int wstatus;
-		if (take_early(r, (*w)->pid, &wstatus)) {
-			struct watch *found = *w;
-			*w = found->next;
-			update_ref(r);
-			found->cb(found->arg, found->pid, wstatus);
-			free(found);
-			w = &r->watches; /* the callback may have changed the list */
-			continue;
-		}
-		w = &(*w)->next;
-	}
 }
 
 int smt_reaper_new(uv_loop_t *loop, struct smt_reaper **out)
@@ -158,9 +106,7 @@ int smt_reaper_new(uv_loop_t *loop, struct smt_reaper **out)
 		smt_warn("cannot become a child subreaper (%s): orphaned job processes "
 			 "may escape supervision", strerror(errno));
 	uv_signal_init(loop, &r->sigchld);
-	uv_idle_init(loop, &r->pending);
 	r->sigchld.data = r;
-	r->pending.data = r;
 	rc = uv_signal_start(&r->sigchld, on_sigchld, SIGCHLD);
 	if (rc < 0) {
 		smt_reaper_close(r);
@@ -188,12 +134,6 @@ int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *ar
 	*w = (struct watch){ pid, cb, arg, r->watches };
 	r->watches = w;
 	update_ref(r);
-	for (unsigned i = 0; i < r->nearly; i++) {
-		if (r->early[i].pid == pid) {
-			uv_idle_start(&r->pending, on_pending);
-			break;
-		}
-	}
 	return 0;
 }
 
@@ -226,7 +166,6 @@ void smt_reaper_close(struct smt_reaper *r)
 		r->watches = w->next;
 		free(w);
 	}
-	r->closing_handles = 2;
+	r->closing_handles = 1;
 	uv_close((uv_handle_t *)&r->sigchld, on_closed);
-	uv_close((uv_handle_t *)&r->pending, on_closed);
 }

@@ -6,9 +6,11 @@
  * ranks left behind by a killed mpirun - are re-parented to it.  The reaper
  * takes SIGCHLD as a loop event and reaps every child with
  * waitpid(-1, WNOHANG), started by smtd or adopted.  Whoever wants a
- * child's exit status registers its PID with smt_reaper_watch; a PID that
- * was reaped before anyone watched it is remembered (a bounded number of
- * them) so that a late watch still gets its status.  Because libuv's
+ * child's exit status registers its PID with smt_reaper_watch right after
+ * starting it, in the same loop callback: a child cannot be reaped before
+ * that, as reaping happens only on a loop event.  Nothing about a reaped
+ * PID is remembered: once reaped, the number may be another process's,
+ * and a status kept for it would be handed to the wrong one.  Because libuv's
  * uv_spawn() would reap its own children too, smtd never calls it (see
  * spawn.h).
  */
@@ -28,8 +30,8 @@ int smt_reaper_new(uv_loop_t *loop, struct smt_reaper **out);
 void smt_reaper_set_any(struct smt_reaper *r, smt_reaper_any_cb cb, void *arg);
 
 /*
- * Call CB once when PID exits.  If PID was already reaped unwatched, CB is
- * called from the next loop iteration.  Returns 0 or -ENOMEM.
+ * Call CB once when PID, a child started in this loop callback, exits.
+ * Returns 0 or -ENOMEM.
  */
 int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *arg);
 void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid);

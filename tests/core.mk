@@ -26,3 +26,9 @@ tests_unit_test_cgroup_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/test_cgroup
 EXTRA_DIST += tests/helpers/mpi_job.c tests/helpers/build-mpi.sh
 CLEANFILES += tests/mpi/mpi_job tests/mpi/sigrank_mpi
+# PIDs reused in a PID namespace with a small pid_max (issue 13 item 10).
+check_PROGRAMS += tests/helpers/pidreuse
+tests_helpers_pidreuse_SOURCES = tests/helpers/pidreuse.c
+tests_helpers_pidreuse_LDADD = $(SMTD_LIBS)
+TESTS += tests/integration/supervise_pid_reuse.sh
+EXTRA_DIST += tests/integration/supervise_pid_reuse.sh
