@@ -205,6 +205,7 @@ static void usage(FILE *f)
 		"  ready                      exit 0 when the job runs or has succeeded, 1 when not\n"
 		"  logs [-n N] [--rank R] [--json]\n"
 		"                             the last N (default %d) lines of the job's output\n"
+		"  stacks [--json]            every rank's stack, grouped (the job goes on)\n"
 		"  version                    the versions of smtctl and smtd\n"
 		"  dial-stdio                 join stdin and stdout to the daemon's socket\n"
 		"\n"
@@ -566,6 +567,94 @@ static int cmd_logs(const struct ctl *ctl, int argc, char **argv)
 	return SMTCTL_EXIT_OK;
 }
 
+/* ---- stacks ---- */
+
+/* The state of collection ID in a status: 1 done, 0 not yet, -1 absent. */
+static int stacks_state(json_t *st, json_int_t id)
+{
+	json_t *s = json_object_get(st, SMT_F_STACKS);
+	const char *state = json_string_value(json_object_get(s, SMT_F_STATE));
+
+	if (!json_is_object(s) || json_integer_value(json_object_get(s, SMT_F_ID)) != id)
+		return -1;
+	return state && strcmp(state, "done") == 0;
+}
+
+/*
+ * POST /v1/stacks starts a collection on every host; the status says when
+ * it is done (a long poll, no sleeping), and GET /v1/stacks?id=N gives it.
+ */
+static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
+	int as_json = 0, c, ret;
+	struct reply r;
+	json_t *v, *st = NULL;
+	json_int_t id, gen;
+	char path[160];
+
+	while ((c = command_opt(argc, argv, "", opts)) != -1) {
+		if (c != 'j')
+			return SMTCTL_EXIT_USAGE;
+		as_json = 1;
+	}
+	if ((ret = no_more_args(argc, argv)))
+		return ret;
+	if ((ret = request(ctl, "POST", SMT_PATH_STACKS, "{}", &r)))
+		return ret;
+	if (r.status != 202 && r.status != 409) {
+		ret = reply_error(ctl, &r);
+		free(r.body);
+		return ret;
+	}
+	v = reply_json(ctl, &r);
+	free(r.body);
+	if (!v)
+		return SMTCTL_EXIT_UNREACHABLE;
+	id = json_integer_value(json_object_get(v, SMT_F_ID));
+	json_decref(v);
+	/* Until the status says it is done: each answer comes when the status
+	 * changes, or after a few seconds. */
+	for (int round = 0;; round++) {
+		if ((ret = get_status(ctl, &r, &st)))
+			return ret;
+		free(r.body);
+		int done = stacks_state(st, id);
+		gen = json_integer_value(json_object_get(st, SMT_F_GENERATION));
+		json_decref(st);
+		if (done == 1)
+			break;
+		if (done < 0 || round > 12) {
+			fprintf(stderr, "smtctl: the stacks were not collected (collection %" JSON_INTEGER_FORMAT
+				" %s)\n", id, done < 0 ? "is gone" : "took too long");
+			return SMTCTL_EXIT_NOT_OK;
+		}
+		snprintf(path, sizeof(path), "%s?%s=%" JSON_INTEGER_FORMAT "&%s=5000", SMT_PATH_STATUS,
+			 SMT_Q_WAIT, gen, SMT_Q_TIMEOUT);
+		if ((ret = request(ctl, "GET", path, NULL, &r)))
+			return ret;
+		free(r.body);
+	}
+	snprintf(path, sizeof(path), "%s?%s=%" JSON_INTEGER_FORMAT, SMT_PATH_STACKS, SMT_F_ID, id);
+	if ((ret = request(ctl, "GET", path, NULL, &r)))
+		return ret;
+	if (r.status != 200) {
+		ret = reply_error(ctl, &r);
+		free(r.body);
+		return ret;
+	}
+	if (as_json) {
+		fwrite(r.body, 1, r.len, stdout);
+	} else if ((v = reply_json(ctl, &r))) {
+		printf("%s\n%s", json_string_value(json_object_get(v, SMT_F_SUMMARY)) ?: "",
+		       json_string_value(json_object_get(v, SMT_F_TEXT)) ?: "");
+		json_decref(v);
+	}
+	free(r.body);
+	return SMTCTL_EXIT_OK;
+}
+
 /* ---- version, dial-stdio ---- */
 
 static int cmd_version(const struct ctl *ctl, int argc, char **argv)
@@ -686,6 +775,7 @@ static const struct command {
 	{ "dial-stdio", cmd_dial_stdio },
 	{ "exec-orted", cmd_exec_orted },
 	{ "rank", cmd_rank },
+	{ "stacks", cmd_stacks },
 };
 
 int main(int argc, char **argv)

@@ -105,6 +105,10 @@ struct smt_api_ops {
 	 */
 	int (*lines)(void *ctx, uint64_t from, size_t max, int final, const char **body,
 		     size_t *len);
+	/* GET /v1/stacks?id=N (N -1: the last): the result of a POST
+	 * /v1/stacks as JSON (a new reference), or NULL with *STATUS 404 (no
+	 * such collection) or 409 (still collecting). */
+	json_t *(*stacks)(void *ctx, long long id, int *status);
 	/* A request carried "X-Smtd-Leader: 1": the leader's channel is alive. */
 	void (*leader_contact)(void *ctx);
 };

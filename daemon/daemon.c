@@ -165,6 +165,7 @@ static void close_all(struct smt_daemon *d)
 		if (!uv_is_closing((uv_handle_t *)&d->signals[i]))
 			uv_close((uv_handle_t *)&d->signals[i], NULL);
 	close_timer(&d->watchdog_timer);
+	smt_stall_close(d);
 	if (d->role->close)
 		d->role->close(d);
 	if (d->job)
@@ -437,6 +438,11 @@ static json_t *launcher_env(struct smt_daemon *d)
 			json_object_set_new(dflt, name, json_string(eq + 1));
 		free(name);
 	}
+	/* A stalled job's Python ranks print their stacks when smtd aborts
+	 * them (stall.c), unless the job says otherwise. */
+	if ((d->opts->stall_timeout > 0 || d->opts->start_timeout > 0) &&
+	    !json_object_get(dflt, "PYTHONFAULTHANDLER"))
+		json_object_set_new(dflt, "PYTHONFAULTHANDLER", json_string("1"));
 	return json_pack("{s:o, s:o}", SMT_F_ENV, set, SMT_F_ENV_DEFAULT, dflt);
 }
 
@@ -469,6 +475,8 @@ static int setup_job(struct smt_daemon *d)
 		.keep_arg = d,
 	};
 	rc = smt_hostjob_new(&cfg, &hostjob_ops, d, &d->job);
+	if (rc == 0)
+		rc = smt_stall_new(d);
 	if (rc < 0)
 		return rc;
 	d->launcher_env = launcher_env(d);

@@ -88,6 +88,7 @@ struct smt_daemon {
 	regex_t progress;            /* --progress-pattern */
 	int have_progress;
 	json_t *launcher_env;        /* what every rank's launcher is given */
+	struct smt_stall *stall;     /* the watchdog and the stacks (stall.c) */
 };
 
 /* daemon.c */
@@ -106,6 +107,23 @@ int smt_daemon_stopping_signal(int signo);
 char *smt_daemon_report(struct smt_daemon *d, int local_only, enum smt_failure_kind *kind);
 /* The OOM killer struck since the launch. */
 int smt_daemon_oom(struct smt_daemon *d);
+
+/* leader.c: the workers' channels (NULL on a standalone or one-host job),
+ * and the end of a stalled job with its failure TEXT. */
+struct smt_peers *smt_leader_peers(struct smt_daemon *d);
+void smt_leader_stalled(struct smt_daemon *d, const char *text);
+
+/* stall.c: the stall watchdog and the stacks of every rank. */
+int smt_stall_new(struct smt_daemon *d);
+void smt_stall_close(struct smt_daemon *d);
+void smt_stall_launched(struct smt_daemon *d);
+/* POST /v1/stacks: start a collection (the leader: of the whole job). */
+int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply);
+/* The leader: a worker's status, which may carry its ranks' stacks. */
+void smt_stacks_worker_news(struct smt_daemon *d, json_t *status);
+/* GET /v1/stacks?id=ID and what /v1/status says of the stacks. */
+json_t *smt_stacks_get(struct smt_daemon *d, long long id, int *status);
+void smt_stacks_status(struct smt_daemon *d, json_t *st);
 
 /* status.c: the control API's answers. */
 extern const struct smt_api_ops smt_status_ops;

@@ -21,6 +21,7 @@ struct smt_fdwriter {
 	size_t off;
 	uv_fs_t req;
 	int busy;                    /* a write is in flight */
+	uint64_t busy_since;         /* uv_now when it started */
 	int full;                    /* the producer was told there is no room */
 	int closing;
 	uv_idle_t idle;              /* runs a drained callback from the loop */
@@ -144,6 +145,7 @@ static void start_write(struct smt_fdwriter *w)
 		return;
 	}
 	w->busy = 1;
+	w->busy_since = uv_now(w->loop);
 }
 
 int smt_fdwriter_new(uv_loop_t *loop, int fd, int own, const char *name, size_t cap, size_t slack,
@@ -210,6 +212,12 @@ void smt_fdwriter_on_drained(struct smt_fdwriter *w, void (*cb)(void *), void *a
 void smt_fdwriter_stats(const struct smt_fdwriter *w, struct smt_fdwriter_stats *st)
 {
 	*st = w->st;
+}
+
+uint64_t smt_fdwriter_blocked_ms(const struct smt_fdwriter *w)
+{
+	uv_update_time(w->loop);
+	return w->busy ? uv_now(w->loop) - w->busy_since : 0;
 }
 
 void smt_fdwriter_close(struct smt_fdwriter *w)

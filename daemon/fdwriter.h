@@ -54,6 +54,10 @@ void smt_fdwriter_on_drained(struct smt_fdwriter *w, void (*cb)(void *), void *a
 
 void smt_fdwriter_stats(const struct smt_fdwriter *w, struct smt_fdwriter_stats *st);
 
+/* How long the write in flight has been waiting, in ms (0: none): a reader
+ * that does not read shows here. */
+uint64_t smt_fdwriter_blocked_ms(const struct smt_fdwriter *w);
+
 /* Free the writer once the write in flight (if any) returns; what is still
  * queued is dropped.  Nothing is called back after this. */
 void smt_fdwriter_close(struct smt_fdwriter *w);

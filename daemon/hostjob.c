@@ -82,6 +82,9 @@ struct smt_hostjob {
 	double grace_s;           /* the grace running */
 	struct leftover *left;
 	json_t *launcher_env;
+	struct smt_collect *collect;  /* a collection of stacks in progress */
+	smt_collect_cb collect_cb;
+	void *collect_arg;
 	int done;
 	int closing;
 	int handles;
@@ -577,9 +580,19 @@ static void on_streams_ended(void *arg, int rank)
 {
 	struct smt_hostjob *hj = arg;
 
-	(void)rank;
+	if (hj->collect && rank >= 0)
+		smt_collect_output_ended(hj->collect, rank);
 	if (!smt_output_open_streams(hj->out))
 		check_end(hj);
+}
+
+static void on_local_line(void *arg, int rank, enum smt_stream stream, const char *line,
+			  size_t len)
+{
+	struct smt_hostjob *hj = arg;
+
+	if (hj->collect && stream == SMT_STREAM_STDERR)
+		smt_collect_line(hj->collect, rank, line, len);
 }
 
 static void on_outbox_news(void *arg)
@@ -744,7 +757,8 @@ int smt_hostjob_new(const struct smt_hostjob_config *cfg, const struct smt_hostj
 			.out_fd = 1, .msg_fd = 2, .msg_name = cfg->msg_name,
 			.current_host = cfg->current_host, .ranks = hj->ranks,
 			.rank_log_dir = cfg->rank_log_dir, .progress = cfg->progress,
-			.outbox_news = on_outbox_news, .streams_ended = on_streams_ended, .arg = hj,
+			.outbox_news = on_outbox_news, .streams_ended = on_streams_ended,
+			.local_line = on_local_line, .arg = hj,
 		};
 		rc = smt_output_new(&oc, &hj->out);
 	}
@@ -837,6 +851,79 @@ json_t *smt_hostjob_final(const struct smt_hostjob *hj)
 			 smt_ranks_json(hj->ranks, 1, now_s()));
 }
 
+static void on_collected(void *arg, json_t *ranks)
+{
+	struct smt_hostjob *hj = arg;
+	struct smt_collect *c = hj->collect;
+
+	hj->collect = NULL;
+	if (hj->collect_cb)
+		hj->collect_cb(hj->collect_arg, ranks);
+	smt_collect_cancel(c);
+}
+
+int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsigned timeout_ms,
+			const char *root, smt_collect_cb cb, void *arg)
+{
+	struct smt_collect_target *t;
+	size_t n = 0;
+	int64_t now = now_ms();
+	int rc;
+
+	if (hj->collect)
+		return -EBUSY;
+	if (!hj->nprocs)
+		return -ESRCH;
+	t = calloc(hj->nprocs, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < hj->nprocs; i++) {
+		struct rankproc *p = &hj->procs[i];
+		const struct smt_rank *k = smt_ranks_find(hj->ranks, p->rank);
+
+		t[n].rank = p->rank;
+		t[n].pid = p->pid;
+		t[n].pidfd = p->w ? smt_pidwatch_fd(p->w) : -1;
+		t[n].ended = p->ended || p->gone;
+		t[n].quiet_s = k && k->last_line_ms ? (now - k->last_line_ms) / 1000.0 : -1;
+		t[n].faulthandler = p->pid > 0 &&
+				    smt_proc_has_env(NULL, p->pid, "PYTHONFAULTHANDLER=1") == 1;
+		n++;
+	}
+	/*
+	 * Ranks aborted to print their stacks die one after the other; mpirun
+	 * and orted would tear the job down at the first death, killing the
+	 * others in the middle of their dump.  Stopped, they wait; they are
+	 * killed with the rest of the job afterwards.
+	 */
+	if (mode == SMT_COLLECT_ABORT) {
+		signal_roots(hj, SIGSTOP);
+		/* Their deaths are smtd's doing, not a failure of theirs. */
+		for (size_t i = 0; i < hj->nprocs; i++) {
+			struct smt_rank *k = smt_ranks_get(hj->ranks, hj->procs[i].rank, NULL, 0);
+			if (k && !hj->procs[i].ended && !k->signaled_ms)
+				k->signaled_ms = now;
+		}
+	}
+	struct smt_collect_config cc = {
+		.loop = hj->cfg.loop, .reaper = hj->cfg.reaper, .host = hj->cfg.current_host,
+		.root = root, .mode = mode, .timeout_ms = timeout_ms,
+	};
+	hj->collect_cb = cb;
+	hj->collect_arg = arg;
+	rc = smt_collect_start(&cc, t, n, on_collected, hj, &hj->collect);
+	free(t);
+	return rc;
+}
+
+void smt_hostjob_collect_cancel(struct smt_hostjob *hj)
+{
+	if (hj->collect) {
+		smt_collect_cancel(hj->collect);
+		hj->collect = NULL;
+	}
+}
+
 void smt_hostjob_sample_cpu(struct smt_hostjob *hj)
 {
 	for (size_t i = 0; i < hj->nprocs; i++) {
@@ -894,6 +981,10 @@ void smt_hostjob_close(struct smt_hostjob *hj, void (*cb)(void *), void *arg)
 	hj->orted = NULL;
 	smt_rankd_close(hj->rankd);
 	hj->rankd = NULL;
+	if (hj->collect) {
+		smt_collect_cancel(hj->collect);
+		hj->collect = NULL;
+	}
 	hj->handles = 5;
 	uv_close((uv_handle_t *)&hj->settle_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->grace_timer, hj_handle_closed);

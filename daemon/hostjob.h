@@ -35,6 +35,7 @@
 #include <regex.h>
 #include <uv.h>
 
+#include "collect.h"
 #include "format.h"
 #include "jobtree.h"
 #include "output.h"
@@ -137,6 +138,18 @@ void smt_hostjob_reaped(struct smt_hostjob *hj, pid_t pid, int wstatus);
 /* The final state of the local job, for the leader: {"command":{...},
  * "ranks":[...]} (a new reference). */
 json_t *smt_hostjob_final(const struct smt_hostjob *hj);
+
+/*
+ * Collect the stacks of this host's ranks (collect.h) within TIMEOUT_MS;
+ * ROOT: where ABORT mode writes them (ROOT/output/data/stacks).  CB(ARG,
+ * ranks) once.  -EBUSY while another collection runs, -ESRCH when no rank
+ * runs here.
+ */
+int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsigned timeout_ms,
+			const char *root, smt_collect_cb cb, void *arg);
+
+/* Stop a collection in progress (no callback). */
+void smt_hostjob_collect_cancel(struct smt_hostjob *hj);
 
 /* Refresh the CPU seconds of the local ranks (for status and metrics). */
 void smt_hostjob_sample_cpu(struct smt_hostjob *hj);

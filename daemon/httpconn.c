@@ -702,6 +702,28 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 	c->hold_ms = wait > 60000 ? 60000 : (unsigned)wait;
 }
 
+/* GET /v1/stacks?id=N: the stacks a POST /v1/stacks collected. */
+static void do_stacks(struct smt_httpconn *c, const char *query)
+{
+	long long id = query_number(query, SMT_F_ID);
+	int status = 200;
+	json_t *v;
+
+	if (id == -2) {
+		respond_error(c, 400, NULL, "id must be a non-negative integer");
+		return;
+	}
+	v = c->ops->stacks(c->ctx, id, &status);
+	if (!v) {
+		respond_error(c, status >= 400 ? status : 500, NULL, "%s",
+			      status == 404 ? "no such collection of stacks"
+			      : status == 409 ? "the stacks are still being collected"
+			      : "the daemon could not render the stacks");
+		return;
+	}
+	respond_large(c, status, v);
+}
+
 enum method_kind { M_GET, M_POST };
 
 enum answer_size { SMALL, LARGE };
@@ -726,6 +748,9 @@ static const struct route {
 	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
 	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
 	{ SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL },
+	/* POST starts a collection (ops->post), GET gives its result. */
+	{ SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
+	{ SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE },
 };
 
 static int has_op(const struct smt_api_ops *ops, size_t offset)
@@ -757,12 +782,20 @@ static void dispatch(struct smt_httpconn *c, int may_defer)
 		query[u.field_data[UF_QUERY].len] = '\0';
 	}
 
-	const struct route *r = NULL;
-	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-		if (strcmp(path, routes[i].path) == 0)
-			r = &routes[i];
 	int method = c->parser.method;
 	int is_post = method == HTTP_POST;
+	/* A path may have a route per method; another method gets 405. */
+	const struct route *r = NULL;
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		if (strcmp(path, routes[i].path) != 0)
+			continue;
+		if (!r)
+			r = &routes[i];
+		if ((routes[i].method == M_POST) == is_post) {
+			r = &routes[i];
+			break;
+		}
+	}
 
 	/* Later POST paths of the daemons' protocol need no change here. */
 	if (!r && !(is_post && strncmp(path, "/v1/", 4) == 0 && c->ops->post && !c->peer.read_only)) {

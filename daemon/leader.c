@@ -54,6 +54,7 @@ struct leader {
 	int peer_exit_code;      /* 3: a worker was lost; 2: one of another job */
 	char *peer_failure;
 	char *worker_failure;    /* a worker's command failed (torchrun) */
+	char *stall_failure;     /* the job stalled: the failure text */
 	int results_sent;        /* 1 while the workers are told, 2 after */
 	enum smt_state final_state;
 	uv_timer_t wait_timer;   /* workers ready in time */
@@ -145,6 +146,11 @@ static void decide(struct smt_daemon *d)
 	if (l->results_sent || d->closing)
 		return;
 	smt_hostjob_status(d->job, &st);
+	if (l->stall_failure && !d->stop_signal) {
+		leader_end(d, SMT_STATE_FAILED, smt_failure_exit_code(SMT_FAIL_STALLED, 0),
+			   l->stall_failure);
+		return;
+	}
 	if (l->peer_exit_code && !d->stop_signal) {
 		leader_end(d, SMT_STATE_FAILED, l->peer_exit_code, l->peer_failure);
 		return;
@@ -216,6 +222,23 @@ static void end_everywhere(struct smt_daemon *d, double grace)
 	smt_hostjob_end(d->job, SIGTERM, grace);
 	if (l->peers)
 		smt_peers_end(l->peers, "end", SIGTERM, grace);
+}
+
+struct smt_peers *smt_leader_peers(struct smt_daemon *d)
+{
+	return L(d) ? L(d)->peers : NULL;
+}
+
+/* The job is stalled and every stack was read: it ends on every host. */
+void smt_leader_stalled(struct smt_daemon *d, const char *text)
+{
+	struct leader *l = L(d);
+
+	if (!l || l->stall_failure)
+		return;
+	l->stall_failure = strdup(text ? text : "Stalled: no progress\n");
+	end_everywhere(d, FAILURE_GRACE_S);
+	maybe_decide(d);
 }
 
 /* ---- the job here ---- */
@@ -353,6 +376,7 @@ static void launch(struct smt_daemon *d)
 		smt_daemon_set_state(d, SMT_STATE_RUNNING);
 	if (l->peers)
 		smt_peers_launched(l->peers);
+	smt_stall_launched(d);
 	smt_daemon_changed(d);
 }
 
@@ -444,6 +468,7 @@ static void on_news(void *ctx, size_t i, json_t *status)
 				leader_rank_ended(d, r);
 		}
 	}
+	smt_stacks_worker_news(d, status);
 	smt_daemon_changed(d);
 }
 
@@ -647,6 +672,7 @@ static void leader_close(struct smt_daemon *d)
 	uv_close((uv_handle_t *)&l->delivery_timer, NULL);
 	free(l->peer_failure);
 	free(l->worker_failure);
+	free(l->stall_failure);
 	/* The timers' memory goes once their close callbacks ran: with the
 	 * daemon, after the loop. */
 }

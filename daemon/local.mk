@@ -57,7 +57,8 @@ daemon_libsmtd_a_SOURCES += daemon/errline.c daemon/errline.h \
 daemon_libsmtd_a_SOURCES += daemon/stackparse.c daemon/stackparse.h \
 	daemon/pystack.c daemon/pystack.h \
 	daemon/stackgroup.c daemon/stackgroup.h \
-	daemon/stacks.c daemon/stacks.h
+	daemon/stacks.c daemon/stacks.h \
+	daemon/collect.c daemon/collect.h
 
 # Talking: the control API, curl on the loop, the leader's channels, systemd.
 daemon_libsmtd_a_SOURCES += daemon/api.c daemon/api.h \
@@ -68,7 +69,7 @@ daemon_libsmtd_a_SOURCES += daemon/api.c daemon/api.h \
 
 # The daemon and its roles.
 daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h daemon/daemon_int.h \
-	daemon/leader.c daemon/worker.c daemon/status.c
+	daemon/leader.c daemon/worker.c daemon/status.c daemon/stall.c
 
 sbin_PROGRAMS += smtd
 smtd_SOURCES = daemon/smtd.c

@@ -159,7 +159,9 @@ static void account(struct smt_output *o, const struct smt_record *r, const char
 	o->st.lines++;
 	smt_ring_push(&o->log, kept, kept_len, truncated, r->rank, r->stream, r->ms);
 	k = smt_ranks_get(o->cfg.ranks, r->rank, NULL, 0);
-	if (k && local) {
+	if (k) {
+		/* Progress as --progress-pattern says, for every rank this host
+		 * sees: its own, and on the leader the workers' as they arrive. */
 		int progress = 1;
 		if (o->cfg.progress) {
 			char line[SMT_KEEP_LINE_MAX + 1];
@@ -167,9 +169,11 @@ static void account(struct smt_output *o, const struct smt_record *r, const char
 			line[kept_len] = '\0';
 			progress = regexec(o->cfg.progress, line, 0, NULL, 0) == 0;
 		}
-		if (progress)
+		if (progress && r->ms > k->last_progress_ms)
 			k->last_progress_ms = r->ms;
 	}
+	if (local && o->cfg.local_line)
+		o->cfg.local_line(o->cfg.arg, r->rank, r->stream, kept, kept_len);
 }
 
 static void ranklog_put(struct ranklog *l, const struct smt_record *r)
@@ -775,6 +779,11 @@ void smt_output_stats(const struct smt_output *o, struct smt_output_stats *st)
 		st->stdout_dropped = ws.dropped;
 		st->stdout_error = ws.error;
 	}
+}
+
+uint64_t smt_output_stdout_blocked_ms(const struct smt_output *o)
+{
+	return o->stdout_w ? smt_fdwriter_blocked_ms(o->stdout_w) : 0;
 }
 
 /* ---- /v1/logs ---- */

@@ -67,6 +67,9 @@ struct smt_output_config {
 	void (*outbox_news)(void *arg);
 	/* A local rank's streams have both ended (RANK -1: the command's). */
 	void (*streams_ended)(void *arg, int rank);
+	/* A line of a local rank was taken (its kept head); may be NULL. */
+	void (*local_line)(void *arg, int rank, enum smt_stream stream, const char *line,
+			   size_t len);
 	void *arg;
 };
 
@@ -115,6 +118,8 @@ int smt_output_end(struct smt_output *o, json_t *final);
 void smt_output_flush(struct smt_output *o, void (*cb)(void *), void *arg);
 
 void smt_output_stats(const struct smt_output *o, struct smt_output_stats *st);
+/* How long stdout has not taken a write, in ms (0: it takes them). */
+uint64_t smt_output_stdout_blocked_ms(const struct smt_output *o);
 const struct smt_ring *smt_output_msgs(const struct smt_output *o);
 
 /* The last TAIL kept lines (of RANK only when RANK >= 0), oldest first, as

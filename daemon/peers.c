@@ -701,7 +701,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 		break;
 	case REQ_END:
 		if (why[0])
-			smt_warn("telling %s to end the job failed: %s", p->host, why);
+			smt_warn("a message to %s failed: %s", p->host, why);
 		break;
 	case REQ_LINES:
 		break;
@@ -857,23 +857,33 @@ void smt_peers_launched(struct smt_peers *ps)
 	}
 }
 
+int smt_peers_post(struct smt_peers *ps, const char *path, json_t *body)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	int n = 0;
+
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		if (p->lost || p->mismatch || !p->ready)
+			continue;
+		if (req_send(p, REQ_END, path, text, 10000, 0) == 0)
+			n++;
+	}
+	free(text);
+	return n;
+}
+
 void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double grace)
 {
 	const char *name = smt_signal_name(signo);
 	json_t *msg = json_pack("{s:s, s:s, s:f}", SMT_F_MODE, mode, SMT_F_SIGNAL,
 				name ? name : "TERM", SMT_F_GRACE, grace);
-	char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
 
+	if (msg)
+		smt_peers_post(ps, SMT_PATH_END, msg);
 	json_decref(msg);
-	if (!text)
-		return;
-	for (size_t i = 0; i < ps->n; i++) {
-		struct peer *p = &ps->peers[i];
-		if (p->lost || p->mismatch || !p->ready)
-			continue;
-		req_send(p, REQ_END, SMT_PATH_END, text, 10000, 0);
-	}
-	free(text);
 }
 
 int smt_peers_output_done(const struct smt_peers *ps, size_t i)

@@ -89,6 +89,11 @@ void smt_peers_launched(struct smt_peers *ps);
 /* POST RESULT (borrowed) to every worker that is not lost. */
 void smt_peers_send_result(struct smt_peers *ps, json_t *result);
 
+/* POST BODY (borrowed) to PATH of every worker that is ready and not lost,
+ * without waiting for the answers (a failure is logged).  Returns how many
+ * were sent, or -ENOMEM. */
+int smt_peers_post(struct smt_peers *ps, const char *path, json_t *body);
+
 /* Tell every worker reached to end its part (POST /v1/end): MODE "stop"
  * (a stop with GRACE seconds), "end" (the job failed: SIGNO, SIGKILL after
  * GRACE) or "signal" (pass SIGNO on, the job goes on). */

@@ -149,6 +149,28 @@ int smt_pidfd_signal(int pidfd, int signo)
 	return 0;
 }
 
+#ifndef PIDFD_SIGNAL_THREAD
+#define PIDFD_SIGNAL_THREAD (1UL << 0)
+#endif
+#ifndef SYS_tgkill
+#define SYS_tgkill 234
+#endif
+
+int smt_pidfd_signal_main(int pidfd, pid_t pid, int signo)
+{
+	if (pidfd >= 0) {
+		if (syscall(SYS_pidfd_send_signal, pidfd, signo, NULL, PIDFD_SIGNAL_THREAD) == 0)
+			return 0;
+		if (errno != EINVAL)
+			return -errno;
+		/* Before Linux 6.9: the thread by its ID, which the pidfd keeps
+		 * from being reused while the process has not been reaped. */
+		if (smt_pidfd_signal(pidfd, 0) < 0)
+			return -ESRCH;
+	}
+	return syscall(SYS_tgkill, pid, pid, signo) < 0 ? -errno : 0;
+}
+
 int smt_proc_signal(pid_t pid, uint64_t start, int signo)
 {
 	int fd = smt_proc_open(pid, start), rc;

@@ -45,6 +45,11 @@ int smt_proc_open(pid_t pid, uint64_t start);
 /* SIGNO to the process behind PIDFD: 0 or -errno (-ESRCH when it ended). */
 int smt_pidfd_signal(int pidfd, int signo);
 
+/* SIGNO to the main thread of the process behind PIDFD (PID), not to
+ * whichever thread the kernel picks: a Python rank's faulthandler dumps
+ * its Python threads only from a thread the interpreter knows. */
+int smt_pidfd_signal_main(int pidfd, pid_t pid, int signo);
+
 /*
  * SIGNO to PID if it still has START as its start time, through a pidfd
  * where the kernel has them.  0, -ESRCH (gone or replaced) or -errno.

@@ -75,6 +75,7 @@ static json_t *status(void *ctx)
 	json_object_set_new(st, SMT_F_VERSION, json_string(PACKAGE_VERSION));
 	json_object_set_new(st, SMT_F_SSHD_RESTARTS, json_integer(smt_sshd_restarts(d->sshd)));
 	json_object_set_new(st, SMT_F_GENERATION, json_integer(d->generation));
+	smt_stacks_status(d, st);
 	if (d->role->status)
 		d->role->status(d, st);
 	return st;
@@ -200,6 +201,8 @@ static int post(void *ctx, const char *path, json_t *body, int peer_uid, json_t 
 {
 	struct smt_daemon *d = ctx;
 
+	if (strcmp(path, SMT_PATH_STACKS) == 0)
+		return smt_stacks_post(d, body, reply);
 	if (d->role->post)
 		return d->role->post(d, path, body, peer_uid, reply);
 	return 404;
@@ -212,6 +215,11 @@ static int lines(void *ctx, uint64_t from, size_t max, int final, const char **b
 	if (!d->role->lines)
 		return -ENOENT;
 	return d->role->lines(d, from, max, final, body, len);
+}
+
+static json_t *stacks(void *ctx, long long id, int *status)
+{
+	return smt_stacks_get(ctx, id, status);
 }
 
 static json_int_t generation(void *ctx)
@@ -237,5 +245,6 @@ const struct smt_api_ops smt_status_ops = {
 	.post = post,
 	.generation = generation,
 	.lines = lines,
+	.stacks = stacks,
 	.leader_contact = leader_contact,
 };

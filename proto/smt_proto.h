@@ -125,6 +125,12 @@
 #define SMT_F_MODE         "mode"
 #define SMT_F_REASON       "reason"
 #define SMT_F_COMMAND      "command"
+/* Stacks (POST /v1/stacks, a stalled job). */
+#define SMT_F_STACK        "stack"
+#define SMT_F_STACKS       "stacks"
+#define SMT_F_TOOL         "tool"
+#define SMT_F_QUIET        "quiet_s"
+#define SMT_F_ID           "id"
 
 enum smt_role {
 	SMT_ROLE_STANDALONE = 0,

@@ -1,0 +1,334 @@
+/* collect.c - the stacks of this host's ranks (collect.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "log.h"
+#include "procfs.h"
+#include "pystack.h"
+#include "smt_proto.h"
+#include "stacks.h"
+
+struct item {
+	struct smt_collect *c;
+	struct smt_collect_target t;
+	char cwd[4096];
+	struct smt_pystack *dump;   /* ABORT: its faulthandler dump */
+	char *text;
+	char *reason;
+	const char *tool;
+	int reading;                /* a live read is on its way */
+	int done;
+};
+
+struct smt_collect {
+	struct smt_collect_config cfg;
+	smt_collect_cb cb;
+	void *arg;
+	struct item *items;
+	size_t n, left;
+	struct smt_stacks *stacks;
+	uv_timer_t timer;
+	unsigned reads;             /* live reads whose callback is still due */
+	int finished;
+	int cancelled;
+	int timer_closed;
+};
+
+int smt_collect_is_python(pid_t pid)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+	const char *base;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	return strncmp(base, "python", 6) == 0;
+}
+
+static void maybe_free(struct smt_collect *c)
+{
+	if (!c->cancelled || !c->timer_closed || c->reads)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		smt_pystack_free(c->items[i].dump);
+		free(c->items[i].text);
+		free(c->items[i].reason);
+	}
+	free(c->items);
+	free(c);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	struct smt_collect *c = h->data;
+
+	c->timer_closed = 1;
+	maybe_free(c);
+}
+
+/* Never through a link: each directory is opened without following one,
+ * and the file is written under a new name, then renamed into place. */
+static int write_stack(struct smt_collect *c, int rank, const char *text, size_t len)
+{
+	char name[64], tmp[80];
+	int dir = -1, next, fd = -1, rc = 0;
+	const char *parts[] = { "output", "data", "stacks" };
+
+	dir = open(c->cfg.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; dir >= 0 && i < 3; i++) {
+		if (mkdirat(dir, parts[i], 0755) < 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
+		next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(dir);
+		dir = next;
+	}
+	if (dir < 0 || rc < 0) {
+		rc = rc ? rc : -errno;
+		goto out;
+	}
+	snprintf(name, sizeof(name), "rank-%d.txt", rank);
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	unlinkat(dir, tmp, 0);
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (write(fd, text, len) != (ssize_t)len)
+		rc = -EIO;
+	close(fd);
+	if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dir, tmp, 0);
+out:
+	if (dir >= 0)
+		close(dir);
+	if (rc < 0)
+		smt_warn("cannot write %s/output/data/stacks/rank-%d.txt: %s", c->cfg.root, rank,
+			 strerror(-rc));
+	return rc;
+}
+
+static void finish(struct smt_collect *c)
+{
+	json_t *a = json_array();
+
+	if (c->finished)
+		return;
+	c->finished = 1;
+	uv_timer_stop(&c->timer);
+	for (size_t i = 0; i < c->n; i++) {
+		struct item *it = &c->items[i];
+		json_t *o = json_pack("{s:i, s:s, s:f}", SMT_F_RANK, it->t.rank, SMT_F_HOST,
+				      c->cfg.host, SMT_F_QUIET, it->t.quiet_s);
+
+		if (!it->done && !it->text) {
+			/* What a dump in progress has is better than nothing. */
+			size_t len;
+			const char *part = it->dump ? smt_pystack_text(it->dump, &len) : NULL;
+			if (part)
+				smt_pystack_add_source(part, len, it->cwd[0] ? it->cwd : NULL, &it->text);
+			if (!it->text && !it->reason &&
+			    asprintf(&it->reason, "timed out after %u ms", c->cfg.timeout_ms) < 0)
+				it->reason = NULL;
+		}
+		if (it->text) {
+			json_object_set_new(o, SMT_F_STACK, json_string(it->text));
+			if (c->cfg.root && c->cfg.mode == SMT_COLLECT_ABORT)
+				write_stack(c, it->t.rank, it->text, strlen(it->text));
+		} else {
+			json_object_set_new(o, SMT_F_STACK, json_null());
+			json_object_set_new(o, SMT_F_REASON,
+					    json_string(it->reason ? it->reason : "unknown"));
+		}
+		if (it->tool)
+			json_object_set_new(o, SMT_F_TOOL, json_string(it->tool));
+		json_array_append_new(a, o);
+	}
+	if (c->stacks) {
+		smt_stacks_close(c->stacks);
+		c->stacks = NULL;
+	}
+	c->cb(c->arg, a);
+	json_decref(a);
+}
+
+static void item_done(struct item *it)
+{
+	if (it->done)
+		return;
+	it->done = 1;
+	if (--it->c->left == 0)
+		finish(it->c);
+}
+
+static void on_stack(void *arg, const struct smt_stack_result *res)
+{
+	struct item *it = arg;
+	struct smt_collect *c = it->c;
+
+	c->reads--;
+	if (c->cancelled) {
+		maybe_free(c);
+		return;
+	}
+	if (c->finished || it->done)
+		return;
+	if (res->text) {
+		/* Python frames of gdb's extension carry their source lines;
+		 * faulthandler-like texts get them here. */
+		if (smt_pystack_add_source(res->text, res->len, it->cwd[0] ? it->cwd : NULL,
+					   &it->text) < 0)
+			it->text = strndup(res->text, res->len);
+	} else {
+		it->reason = strdup(res->reason ? res->reason : "could not be read");
+	}
+	it->tool = res->tool;
+	item_done(it);
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+	finish(t->data);
+}
+
+static void read_live(struct smt_collect *c, struct item *it)
+{
+	if (!c->stacks) {
+		struct smt_stacks_config sc = { .envp = c->cfg.envp };
+		if (smt_stacks_new(c->cfg.loop, c->cfg.reaper, &sc, &c->stacks) < 0) {
+			it->reason = strdup("out of memory");
+			item_done(it);
+			return;
+		}
+	}
+	if (smt_stacks_read(c->stacks, it->t.pid, c->cfg.timeout_ms, on_stack, it) < 0) {
+		it->reason = strdup("the stack reader could not start");
+		item_done(it);
+		return;
+	}
+	c->reads++;
+	it->reading = 1;
+}
+
+int smt_collect_start(const struct smt_collect_config *cfg, const struct smt_collect_target *t,
+		      size_t n, smt_collect_cb cb, void *arg, struct smt_collect **out)
+{
+	struct smt_collect *c = calloc(1, sizeof(*c));
+
+	if (!c || !(c->items = calloc(n ? n : 1, sizeof(*c->items)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->cfg = *cfg;
+	c->cb = cb;
+	c->arg = arg;
+	c->n = c->left = n;
+	uv_timer_init(cfg->loop, &c->timer);
+	c->timer.data = c;
+	*out = c;
+	/* Every target is set up before any can finish. */
+	c->left++;
+	for (size_t i = 0; i < n; i++) {
+		struct item *it = &c->items[i];
+		char path[64];
+		ssize_t k;
+
+		it->c = c;
+		it->t = t[i];
+		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)t[i].pid);
+		k = t[i].pid > 0 ? readlink(path, it->cwd, sizeof(it->cwd) - 1) : -1;
+		it->cwd[k > 0 ? k : 0] = '\0';
+		if (t[i].ended || t[i].pid <= 0) {
+			it->reason = strdup(t[i].pid > 0 ? "the rank has ended" : "the rank never ran");
+			item_done(it);
+		} else if (cfg->mode == SMT_COLLECT_ABORT && t[i].faulthandler &&
+			   smt_collect_is_python(t[i].pid) && smt_pystack_new(0, &it->dump) == 0) {
+			/* It prints its own stacks as it dies. */
+			int rc = smt_pidfd_signal_main(t[i].pidfd, t[i].pid, SIGABRT);
+			smt_debug("stacks: SIGABRT to rank %d (pid %d): %s", t[i].rank, (int)t[i].pid,
+				  rc < 0 ? strerror(-rc) : "sent");
+			it->tool = "faulthandler";
+			if (rc < 0) {
+				smt_pystack_free(it->dump);
+				it->dump = NULL;
+				it->tool = NULL;
+				read_live(c, it);
+			}
+		} else {
+			read_live(c, it);
+		}
+	}
+	if (--c->left == 0)
+		finish(c);
+	else
+		uv_timer_start(&c->timer, on_timeout, cfg->timeout_ms, 0);
+	return 0;
+}
+
+static struct item *item_of(struct smt_collect *c, int rank)
+{
+	for (size_t i = 0; c && i < c->n; i++)
+		if (c->items[i].t.rank == rank)
+			return &c->items[i];
+	return NULL;
+}
+
+void smt_collect_line(struct smt_collect *c, int rank, const char *line, size_t len)
+{
+	struct item *it = item_of(c, rank);
+
+	if (it && it->dump && !it->done && !c->finished)
+		smt_pystack_feed(it->dump, line, len);
+}
+
+void smt_collect_output_ended(struct smt_collect *c, int rank)
+{
+	struct item *it = item_of(c, rank);
+	const char *text;
+	size_t len;
+
+	if (!it || !it->dump || it->done || c->finished)
+		return;
+	smt_debug("stacks: rank %d's output ended", rank);
+	smt_pystack_end(it->dump);
+	text = smt_pystack_text(it->dump, &len);
+	if (text) {
+		smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->text);
+	} else {
+		it->reason = strdup("no traceback on its stderr after SIGABRT (not a Python rank, "
+				    "or faulthandler disabled)");
+		it->tool = NULL;
+	}
+	item_done(it);
+}
+
+void smt_collect_cancel(struct smt_collect *c)
+{
+	if (!c)
+		return;
+	c->cancelled = 1;
+	c->finished = 1;
+	if (c->stacks) {
+		smt_stacks_close(c->stacks);
+		c->stacks = NULL;
+	}
+	uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+}

@@ -1,0 +1,439 @@
+/*
+ * stall.c - a stuck job noticed, its ranks' stacks collected on every host,
+ * the odd rank named (SPEC §14), and the stacks asked for on demand (POST
+ * /v1/stacks, smtctl stacks).
+ *
+ * The watchdog is the leader's: one timer, set to the moment the job would
+ * be stalled if nothing happened (the last progress line of any rank plus
+ * --stall-timeout; before the first line, the launch plus --start-timeout),
+ * re-set when it fires and something did happen meanwhile.  Progress is
+ * read from the rank table, which the leader keeps for every rank of the
+ * job as the output arrives (output.c), so printing costs the watchdog
+ * nothing.  A leader whose own stdout is not being read is not judged:
+ * its ranks wait in write() because of it.
+ *
+ * A collection of stacks is job-wide on the leader - its own ranks through
+ * hostjob.h, every worker's through POST /v1/stacks, whose result a worker
+ * puts in its /v1/status, which the leader's long poll brings back - and
+ * this host's alone on a worker.  It ends when every host answered or at
+ * its deadline; ranks not heard of are named with the reason.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_int.h"
+#include "log.h"
+#include "peers.h"
+#include "stackgroup.h"
+
+/* How long the hosts have to read their ranks' stacks. */
+#define COLLECT_MS 2000
+/* Their answers may take this much more to reach the leader. */
+#define COLLECT_SLACK_MS 2000
+/* stdout not taking a write for this long pauses the watchdog. */
+#define STDOUT_STUCK_MS 1000
+/* The failure file's stacks, after its summary. */
+#define DETAILS_MAX (32 * 1024)
+
+struct smt_stall {
+	struct smt_daemon *d;
+	uv_timer_t watch;          /* the stall deadline (leader) */
+	uv_timer_t deadline;       /* a collection's end */
+	double t0;                 /* the launch */
+	int stalled;
+	int paused_logged;
+	/* The collection in progress or last finished. */
+	int next_id;
+	int id;
+	enum smt_collect_mode mode;
+	int collecting;
+	size_t pending;
+	json_t *ranks;             /* what the hosts sent, merged */
+	json_t *result;            /* the finished one, for GET /v1/stacks */
+	char *why;                 /* ABORT: why the job is stalled */
+	json_t *local;             /* a worker's own result, shown in its status */
+	int handles;
+};
+
+static int is_leader(const struct smt_daemon *d)
+{
+	return d->role_kind != SMT_ROLE_WORKER;
+}
+
+/* ---- finishing a collection ---- */
+
+static void finish(struct smt_stall *s)
+{
+	struct smt_daemon *d = s->d;
+	const struct smt_ranks *t = smt_hostjob_ranks(d->job);
+	size_t n = 0, cap = json_array_size(s->ranks) + (size_t)smt_ranks_count(t) + 1;
+	struct smt_rank_stack *v = calloc(cap, sizeof(*v));
+	struct smt_stackgroup *g = NULL;
+	char summary[SMT_STACKGROUP_SUMMARY_MAX + 1], *details = NULL;
+	size_t i;
+	json_t *o;
+
+	uv_timer_stop(&s->deadline);
+	s->collecting = 0;
+	if (!v)
+		return;
+	json_array_foreach(s->ranks, i, o) {
+		v[n].rank = (int)json_integer_value(json_object_get(o, SMT_F_RANK));
+		v[n].host = json_string_value(json_object_get(o, SMT_F_HOST));
+		v[n].stack = json_string_value(json_object_get(o, SMT_F_STACK));
+		v[n].reason = json_string_value(json_object_get(o, SMT_F_REASON));
+		v[n].quiet_s = json_is_number(json_object_get(o, SMT_F_QUIET))
+			? json_number_value(json_object_get(o, SMT_F_QUIET)) : -1;
+		n++;
+	}
+	/* Every rank of the job is named, also one whose host did not answer. */
+	for (int r = 0; is_leader(d) && r < smt_ranks_count(t); r++) {
+		const struct smt_rank *k = smt_ranks_find(t, r);
+		int have = 0;
+		for (size_t j = 0; j < n && !have; j++)
+			have = v[j].rank == r;
+		if (!k || have)
+			continue;
+		v[n].rank = r;
+		v[n].host = k->host;
+		v[n].reason = k->state == SMT_RANK_EXITED ? "the rank has ended"
+							  : "its host did not answer in time";
+		v[n].quiet_s = k->last_line_ms ? smt_daemon_now() - k->last_line_ms / 1000.0 : -1;
+		n++;
+	}
+	if (smt_stackgroup_new(v, n, &g) == 0) {
+		double stall = s->mode == SMT_COLLECT_ABORT && d->opts->stall_timeout > 0 &&
+			       !strstr(s->why ? s->why : "", "start-timeout")
+			       ? d->opts->stall_timeout : -1;
+		smt_stackgroup_summary(g, stall, summary, sizeof(summary));
+		smt_stackgroup_details(g, DETAILS_MAX, &details);
+		json_decref(s->result);
+		s->result = smt_stackgroup_json(g);
+		if (s->result) {
+			json_object_set_new(s->result, SMT_F_ID, json_integer(s->id));
+			json_object_set_new(s->result, SMT_F_SUMMARY, json_string(summary));
+			json_object_set_new(s->result, SMT_F_TEXT, json_string(details ? details : ""));
+		}
+	}
+	free(v);
+	smt_info("stacks of %zu rank%s collected (collection %d)", n, n == 1 ? "" : "s", s->id);
+	if (s->mode == SMT_COLLECT_ABORT && is_leader(d)) {
+		char *text = NULL;
+		/* Every stack also goes to the leader's log, a line at a time. */
+		for (char *line = details; line && *line;) {
+			char *nl = strchr(line, '\n');
+			smt_warn("stacks: %.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+			line = nl ? nl + 1 : NULL;
+		}
+		if (strstr(s->why, "start-timeout") && strncmp(summary, "Stalled: ", 9) != 0) {
+			if (asprintf(&text, "Stalled: %s; %s\n%s", s->why, summary,
+				     details ? details : "") < 0)
+				text = NULL;
+		} else if (asprintf(&text, "%s\n%s", summary, details ? details : "") < 0) {
+			text = NULL;
+		}
+		smt_leader_stalled(d, text);
+		free(text);
+	}
+	free(details);
+	smt_stackgroup_free(g);
+	smt_daemon_changed(d);
+}
+
+static void add_ranks(struct smt_stall *s, json_t *ranks)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(ranks, i, o)
+		if (json_is_object(o))
+			json_array_append(s->ranks, o);
+}
+
+static void answered(struct smt_stall *s)
+{
+	if (s->collecting && s->pending > 0 && --s->pending == 0)
+		finish(s);
+}
+
+static void on_local(void *arg, json_t *ranks)
+{
+	struct smt_stall *s = arg;
+	struct smt_daemon *d = s->d;
+
+	if (!s->collecting)
+		return;
+	if (!is_leader(d)) {
+		/* A worker shows its ranks' stacks in its status: that is how
+		 * they reach the leader. */
+		json_decref(s->local);
+		s->local = json_pack("{s:i, s:O}", SMT_F_ID, s->id, SMT_F_RANKS, ranks);
+	}
+	add_ranks(s, ranks);
+	answered(s);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+	struct smt_stall *s = t->data;
+
+	if (s->collecting) {
+		smt_warn("not every host sent its ranks' stacks in time");
+		finish(s);
+	}
+}
+
+/* Start collection ID in MODE on this host and, on the leader, on every
+ * worker.  0 or -errno. */
+static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode)
+{
+	struct smt_daemon *d = s->d;
+	struct smt_peers *peers = is_leader(d) ? smt_leader_peers(d) : NULL;
+	int rc;
+
+	if (s->collecting)
+		return -EBUSY;
+	json_decref(s->ranks);
+	s->ranks = json_array();
+	s->id = id;
+	s->mode = mode;
+	s->collecting = 1;
+	s->pending = 2;  /* this host, and the end of this call */
+	if (peers) {
+		json_t *msg = json_pack("{s:i, s:s, s:i}", SMT_F_ID, id, SMT_F_MODE,
+					mode == SMT_COLLECT_ABORT ? "abort" : "live", "timeout_ms",
+					COLLECT_MS);
+		int n = msg ? smt_peers_post(peers, SMT_PATH_STACKS, msg) : 0;
+		json_decref(msg);
+		if (n > 0)
+			s->pending += (size_t)n;
+	}
+	uv_timer_start(&s->deadline, on_deadline, COLLECT_MS + (peers ? COLLECT_SLACK_MS : 0), 0);
+	rc = smt_hostjob_collect(d->job, mode, COLLECT_MS,
+				 mode == SMT_COLLECT_ABORT ? smt_plan_root(d->plan) : NULL, on_local, s);
+	if (rc < 0) {
+		if (rc != -ESRCH)
+			smt_warn("cannot read this host's stacks: %s", strerror(-rc));
+		answered(s);
+	}
+	answered(s);
+	return 0;
+}
+
+/* ---- the watchdog (leader) ---- */
+
+static void on_watch(uv_timer_t *t);
+
+static void arm(struct smt_stall *s, double at)
+{
+	double delay = at - smt_daemon_now();
+
+	uv_timer_start(&s->watch, on_watch, delay > 0 ? (uint64_t)(delay * 1000) + 1 : 0, 0);
+}
+
+static void stalled(struct smt_stall *s, const char *why)
+{
+	s->stalled = 1;
+	free(s->why);
+	s->why = strdup(why);
+	smt_error("the job is stalled: %s; reading every rank's stack", why);
+	if (collect(s, ++s->next_id, SMT_COLLECT_ABORT) < 0) {
+		/* A live collection is running: this one is more important. */
+		smt_hostjob_collect_cancel(s->d->job);
+		s->collecting = 0;
+		collect(s, s->id, SMT_COLLECT_ABORT);
+	}
+}
+
+static void on_watch(uv_timer_t *t)
+{
+	struct smt_stall *s = t->data;
+	struct smt_daemon *d = s->d;
+	const struct smt_ranks *ranks = smt_hostjob_ranks(d->job);
+	double now = smt_daemon_now(), stall = d->opts->stall_timeout, start = d->opts->start_timeout;
+	int64_t last_line = 0, last_progress = 0;
+	char why[160];
+
+	if (s->stalled || smt_state_is_final(d->state) || d->state == SMT_STATE_FINISHING)
+		return;
+	for (int r = 0; r < smt_ranks_count(ranks); r++) {
+		const struct smt_rank *k = smt_ranks_find(ranks, r);
+		if (!k)
+			continue;
+		if (k->last_line_ms > last_line)
+			last_line = k->last_line_ms;
+		if (k->last_progress_ms > last_progress)
+			last_progress = k->last_progress_ms;
+	}
+	if (!last_line) {
+		if (start > 0 && now - s->t0 >= start) {
+			snprintf(why, sizeof(why), "no rank wrote a line within %.0f s "
+				 "(--start-timeout)", start);
+			stalled(s, why);
+		} else if (start > 0) {
+			arm(s, s->t0 + start);
+		} else if (stall > 0) {
+			arm(s, now + stall);
+		}
+		return;
+	}
+	if (stall <= 0)
+		return;
+	double base = last_progress ? last_progress / 1000.0 : s->t0;
+	if (now - base < stall) {
+		arm(s, base + stall);
+		return;
+	}
+	if (smt_output_stdout_blocked_ms(smt_hostjob_output(d->job)) >= STDOUT_STUCK_MS) {
+		if (!s->paused_logged++)
+			smt_warn("no progress for %.0f s, but smtd's stdout is not being read: the "
+				 "ranks wait for it; the stall watchdog waits too", now - base);
+		arm(s, now + stall);
+		return;
+	}
+	snprintf(why, sizeof(why), "no progress for %.0f s (--stall-timeout %.0f)", now - base,
+		 stall);
+	stalled(s, why);
+}
+
+void smt_stall_launched(struct smt_daemon *d)
+{
+	struct smt_stall *s = d->stall;
+	double stall = d->opts->stall_timeout, start = d->opts->start_timeout;
+
+	if (!s || !is_leader(d) || (stall <= 0 && start <= 0))
+		return;
+	s->t0 = smt_daemon_now();
+	arm(s, s->t0 + (start > 0 ? start : stall));
+	smt_info("stall watchdog: %s%.0f s without progress%s%s", stall > 0 ? "" : "off; ",
+		 stall, start > 0 ? ", first line within " : "", "");
+}
+
+/* ---- requests ---- */
+
+int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
+{
+	struct smt_stall *s = d->stall;
+	const char *mode = json_string_value(json_object_get(body, SMT_F_MODE));
+	json_t *jid = json_object_get(body, SMT_F_ID);
+	int id, rc;
+
+	if (!s || !d->job || !smt_hostjob_running(d->job)) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, "no job runs here");
+		return 409;
+	}
+	/* The leader numbers its collections; a worker takes the leader's. */
+	id = json_is_integer(jid) ? (int)json_integer_value(jid) : ++s->next_id;
+	if (id > s->next_id)
+		s->next_id = id;
+	rc = collect(s, id, mode && strcmp(mode, "abort") == 0 && !is_leader(d)
+			 ? SMT_COLLECT_ABORT : SMT_COLLECT_LIVE);
+	if (rc == -EBUSY) {
+		*reply = json_pack("{s:s, s:i}", SMT_F_ERROR, "stacks are being collected already",
+				   SMT_F_ID, s->id);
+		return 409;
+	}
+	*reply = json_pack("{s:i}", SMT_F_ID, id);
+	return 202;
+}
+
+void smt_stacks_worker_news(struct smt_daemon *d, json_t *status)
+{
+	struct smt_stall *s = d->stall;
+	json_t *st = json_object_get(status, SMT_F_STACKS);
+
+	if (!s || !s->collecting || !json_is_object(st) ||
+	    json_integer_value(json_object_get(st, SMT_F_ID)) != s->id ||
+	    !json_is_array(json_object_get(st, SMT_F_RANKS)))
+		return;
+	/* The same answer comes with every status until the next collection:
+	 * take a host's once. */
+	json_t *first = json_array_get(json_object_get(st, SMT_F_RANKS), 0);
+	const char *host = json_string_value(json_object_get(first, SMT_F_HOST));
+	size_t i;
+	json_t *o;
+	json_array_foreach(s->ranks, i, o)
+		if (host && !strcmp(host, json_string_value(json_object_get(o, SMT_F_HOST)) ?: ""))
+			return;
+	add_ranks(s, json_object_get(st, SMT_F_RANKS));
+	answered(s);
+}
+
+json_t *smt_stacks_get(struct smt_daemon *d, long long id, int *status)
+{
+	struct smt_stall *s = d->stall;
+
+	if (!s || (!s->result && !s->collecting) || (id >= 0 && id != s->id)) {
+		*status = 404;
+		return NULL;
+	}
+	if (s->collecting) {
+		*status = 409;
+		return NULL;
+	}
+	*status = 200;
+	return json_incref(s->result);
+}
+
+void smt_stacks_status(struct smt_daemon *d, json_t *st)
+{
+	struct smt_stall *s = d->stall;
+	json_t *o;
+
+	if (!s || !s->id)
+		return;
+	o = json_pack("{s:i, s:s}", SMT_F_ID, s->id, SMT_F_STATE,
+		      s->collecting ? "collecting" : "done");
+	if (o && s->local && !s->collecting &&
+	    json_integer_value(json_object_get(s->local, SMT_F_ID)) == s->id)
+		json_object_set(o, SMT_F_RANKS, json_object_get(s->local, SMT_F_RANKS));
+	if (o && s->result && !s->collecting)
+		json_object_set(o, SMT_F_SUMMARY, json_object_get(s->result, SMT_F_SUMMARY));
+	json_object_set_new(st, SMT_F_STACKS, o);
+}
+
+/* ---- the module ---- */
+
+int smt_stall_new(struct smt_daemon *d)
+{
+	struct smt_stall *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	uv_timer_init(&d->loop, &s->watch);
+	uv_timer_init(&d->loop, &s->deadline);
+	s->watch.data = s->deadline.data = s;
+	d->stall = s;
+	return 0;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	struct smt_stall *s = h->data;
+
+	if (--s->handles > 0)
+		return;
+	json_decref(s->ranks);
+	json_decref(s->result);
+	json_decref(s->local);
+	free(s->why);
+	free(s);
+}
+
+void smt_stall_close(struct smt_daemon *d)
+{
+	struct smt_stall *s = d->stall;
+
+	if (!s)
+		return;
+	d->stall = NULL;
+	s->collecting = 0;
+	s->handles = 2;
+	uv_close((uv_handle_t *)&s->watch, on_closed);
+	uv_close((uv_handle_t *)&s->deadline, on_closed);
+}
