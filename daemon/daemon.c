@@ -228,23 +228,26 @@ static void on_orphan(void *arg, pid_t pid, int wstatus)
 		smt_worker_reaped(d, pid);
 }
 
-static int setup_api(struct smt_daemon *d)
+/* On failure TEXT says which listener and why, for the failure file. */
+static int setup_api(struct smt_daemon *d, char *text, size_t len)
 {
 	int rc = smt_api_new(&d->loop, &smt_status_ops, d, &d->api);
 
-	if (rc < 0)
-		return rc;
-	rc = smt_api_listen_unix(d->api, d->opts->socket_path, d->opts->socket_group);
+	if (rc == 0)
+		rc = smt_api_listen_unix(d->api, d->opts->socket_path, d->opts->socket_group);
 	if (rc < 0) {
 		smt_error("cannot serve the control API on %s: %s", d->opts->socket_path,
 			  strerror(-rc));
+		snprintf(text, len, "ConfigurationError: cannot serve the control socket %s "
+			 "(see smtd's log)\n", d->opts->socket_path);
 		return rc;
 	}
 	if (d->opts->health_listen) {
 		rc = smt_api_listen_tcp(d->api, d->opts->health_listen);
 		if (rc < 0) {
-			smt_error("cannot serve health probes on %s: %s", d->opts->health_listen,
-				  strerror(-rc));
+			snprintf(text, len, "ConfigurationError: --health-listen %s: cannot listen "
+				 "there: %s; give a free port on an address of this host\n",
+				 d->opts->health_listen, strerror(-rc));
 			return rc;
 		}
 	}
@@ -286,6 +289,7 @@ static int setup_output(struct smt_daemon *d)
 int smt_daemon_run(struct smt_plan *plan)
 {
 	struct smt_daemon *d;
+	char text[1024];
 	int rc, code;
 
 	d = calloc(1, sizeof(*d));
@@ -321,11 +325,7 @@ int smt_daemon_run(struct smt_plan *plan)
 		smt_error("cannot set up the daemon: %s", strerror(-rc));
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED,
 				  "InternalError: smtd could not set up its event loop\n");
-	} else if (setup_api(d) < 0) {
-		char text[1024];
-		snprintf(text, sizeof(text),
-			 "ConfigurationError: cannot serve the control socket %s (see smtd's log)\n",
-			 d->opts->socket_path);
+	} else if (setup_api(d, text, sizeof(text)) < 0) {
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
 	} else {
 		notify_systemd(d);
