@@ -292,16 +292,19 @@ static void on_orphan(void *arg, pid_t pid, int wstatus)
 		smt_hostjob_reaped(d->job, pid, wstatus);
 }
 
-static int setup_api(struct smt_daemon *d)
+/* On failure *TEXT (allocated) says which listener and why, for the failure file. */
+static int setup_api(struct smt_daemon *d, char **text)
 {
 	int rc = smt_api_new(&d->loop, &smt_status_ops, d, &d->api);
 
-	if (rc < 0)
-		return rc;
-	rc = smt_api_listen_unix(d->api, d->opts->socket_path, d->opts->socket_group);
+	if (rc == 0)
+		rc = smt_api_listen_unix(d->api, d->opts->socket_path, d->opts->socket_group);
 	if (rc < 0) {
 		smt_error("cannot serve the control API on %s: %s", d->opts->socket_path,
 			  strerror(-rc));
+		*text = smt_failure_text(SMT_FAIL_CONFIG, "cannot serve the control socket %s: %s; "
+					 "give a path in a directory smtd may write",
+					 d->opts->socket_path, strerror(-rc));
 		return rc;
 	}
 	if (d->opts->health_listen) {
@@ -309,7 +312,10 @@ static int setup_api(struct smt_daemon *d)
 		if (rc < 0) {
 			smt_error("cannot serve health probes on %s: %s", d->opts->health_listen,
 				  strerror(-rc));
-			return -EADDRNOTAVAIL;
+			*text = smt_failure_text(SMT_FAIL_CONFIG, "--health-listen %s: cannot listen "
+						 "there: %s; give a free port on an address of this host",
+						 d->opts->health_listen, strerror(-rc));
+			return rc;
 		}
 	}
 	return 0;
@@ -488,6 +494,7 @@ static int setup_job(struct smt_daemon *d)
 int smt_daemon_run(struct smt_plan *plan)
 {
 	struct smt_daemon *d;
+	char *text = NULL;
 	int rc, code;
 
 	d = calloc(1, sizeof(*d));
@@ -514,21 +521,16 @@ int smt_daemon_run(struct smt_plan *plan)
 		rc = setup_signals(d);
 	}
 	if (rc < 0) {
-		char *text = smt_failure_text(SMT_FAIL_INTERNAL,
+		text = smt_failure_text(SMT_FAIL_INTERNAL,
 					      "smtd could not set up its event loop: %s", strerror(-rc));
 		smt_error("cannot set up the daemon: %s", strerror(-rc));
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
 		free(text);
-	} else if ((rc = setup_api(d)) < 0) {
-		char *text = rc == -EADDRNOTAVAIL
-			? smt_failure_text(SMT_FAIL_CONFIG, "cannot serve health probes on %s "
-					   "(--health-listen; see smtd's log)", d->opts->health_listen)
-			: smt_failure_text(SMT_FAIL_CONFIG, "cannot serve the control socket %s "
-					   "(see smtd's log)", d->opts->socket_path);
+	} else if (setup_api(d, &text) < 0) {
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
 		free(text);
 	} else if ((rc = setup_job(d)) < 0) {
-		char *text = rc == -EINVAL
+		text = rc == -EINVAL
 			? smt_failure_text(SMT_FAIL_CONFIG, "--progress-pattern '%s' is not a valid "
 					   "extended regular expression", d->opts->progress_pattern)
 			: smt_failure_text(SMT_FAIL_CONFIG, "cannot set up the job on this host: %s "

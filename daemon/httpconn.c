@@ -48,6 +48,7 @@ struct render {
 		size_t index;    /* array: the next element */
 		void *iter;      /* object: the next member */
 		int started;     /* something written inside already */
+		int owned;       /* only this answer holds it: written values may go */
 	} stack[RENDER_DEPTH];
 	int depth;
 	char *body;
@@ -270,8 +271,11 @@ static int render_descends(const struct render *r, json_t *v)
 
 static int render_push(struct render *r, json_t *v)
 {
+	/* A value the daemon keeps a reference to elsewhere is left whole. */
+	int owned = v->refcount == 1 && (r->depth == 0 || r->stack[r->depth - 1].owned);
 	struct frame *f = &r->stack[r->depth++];
 
+	f->owned = owned;
 	f->v = v;
 	f->index = 0;
 	f->iter = json_is_object(v) ? json_object_iter(v) : NULL;
@@ -331,11 +335,13 @@ static int render_step(struct render *r)
 		rc = render_dump(r, child);
 		/* Written: its memory goes now, not at the end. */
 		if (json_is_array(f->v)) {
-			json_array_set_new(f->v, f->index, json_null());
+			if (f->owned)
+				json_array_set_new(f->v, f->index, json_null());
 			f->index++;
 		} else {
 			void *next = json_object_iter_next(f->v, f->iter);
-			json_object_iter_set_new(f->v, f->iter, json_null());
+			if (f->owned)
+				json_object_iter_set_new(f->v, f->iter, json_null());
 			f->iter = next;
 		}
 	}

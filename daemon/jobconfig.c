@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,14 +24,39 @@
 #define HP_NAME "hyperparameters.json"
 #define IDC_NAME "inputdataconfig.json"
 
+/*
+ * The message, with every control character that a file, a name or a
+ * variable brought into it escaped (\n, \r, \t, \xHH): one line, always.
+ */
 static void __attribute__((format(printf, 3, 4)))
 seterr(char *err, size_t errlen, const char *fmt, ...)
 {
+	char raw[4096];
 	va_list ap;
+	size_t o = 0;
 
+	if (errlen == 0)
+		return;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	for (const char *p = raw; *p && o + 1 < errlen; p++) {
+		unsigned char c = (unsigned char)*p;
+		char esc[8];
+		size_t n;
+
+		if (c >= 0x20 && c != 0x7f) {
+			err[o++] = (char)c;
+			continue;
+		}
+		n = (size_t)snprintf(esc, sizeof(esc), c == '\n' ? "\\n" : c == '\r' ? "\\r" :
+				     c == '\t' ? "\\t" : "\\x%02x", c);
+		if (o + n + 1 > errlen)
+			break;
+		memcpy(err + o, esc, n);
+		o += n;
+	}
+	err[o] = '\0';
 }
 
 /* A value quoted for a message: compact JSON, cut short so one line stays
@@ -274,6 +300,16 @@ static int in_list(char **list, size_t n, const char *s)
 	return 0;
 }
 
+/* The index of the host in LIST that names the same host as S - DNS names
+ * are not case-sensitive -, or -1. */
+static long same_host(char **list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcasecmp(list[i], s) == 0)
+			return (long)i;
+	return -1;
+}
+
 /*
  * A list of host names at FIELD of PATH: an array of distinct valid names.
  * When ALL is given, every name must be one of ALL.
@@ -322,9 +358,15 @@ static int host_list(const char *path, const char *field, json_t *arr, char **al
 			       path, field, i, v);
 			goto fail;
 		}
-		if (in_list(list, i, name)) {
+		long first = same_host(list, i, name);
+		if (first >= 0 && strcmp(list[first], name) == 0) {
 			seterr(err, errlen, "%s: %s[%zu]: %s appears twice; list each host once",
 			       path, field, i, v);
+			goto fail;
+		}
+		if (first >= 0) {
+			seterr(err, errlen, "%s: %s[%zu]: %s is the same host as %s[%ld] \"%s\" (host names are not case-sensitive); list each host once",
+			       path, field, i, v, field, first, list[first]);
 			goto fail;
 		}
 		if (all && !in_list(all, nall, name)) {
@@ -517,18 +559,28 @@ static int synthesize_resource(struct smt_jobconfig *cfg, const char *current_ho
 	return cfg->resource ? 0 : -ENOMEM;
 }
 
-/* A hyperparameter that must be a positive integer after decoding. */
-static int hp_count(const char *path, const char *key, json_t *v, long *out, char *err,
-		    size_t errlen)
+/*
+ * A hyperparameter that must be a positive integer: a JSON integer, or a
+ * string of digits that decodes to one ("2", as SageMaker writes it, but
+ * not " 2" or "2\n", which JSON would take too).
+ */
+static int hp_count(const char *path, const char *key, json_t *raw, json_t *v, long *out,
+		    char *err, size_t errlen)
 {
 	char shown[128];
+	const char *s = json_string_value(raw);
+	int digits = !s || (s[0] >= '1' && s[0] <= '9' &&
+			    strspn(s, "0123456789") == json_string_length(raw));
 
-	if (json_is_integer(v) && json_integer_value(v) > 0 &&
-	    json_integer_value(v) <= SMT_MAX_PROCESSES) {
+	int in_range = json_is_integer(v) && json_integer_value(v) > 0 &&
+		       json_integer_value(v) <= SMT_MAX_PROCESSES;
+
+	if (in_range && digits) {
 		*out = (long)json_integer_value(v);
 		return 0;
 	}
-	show(v, shown, sizeof(shown));
+	/* A number that is right but badly written is shown as written. */
+	show(in_range ? raw : v, shown, sizeof(shown));
 	seterr(err, errlen, "%s: %s: %s is not a positive integer (1 to %ld); fix the value",
 	       path, key, shown, SMT_MAX_PROCESSES);
 	return -EINVAL;
@@ -618,9 +670,9 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 				rc = -EINVAL;
 			}
 		} else if (strcmp(key, "sagemaker_mpi_num_of_processes_per_host") == 0) {
-			rc = hp_count(path, key, v, &cfg->processes_per_host, err, errlen);
+			rc = hp_count(path, key, raw, v, &cfg->processes_per_host, err, errlen);
 		} else if (strcmp(key, "sagemaker_mpi_num_processes") == 0) {
-			rc = hp_count(path, key, v, &cfg->num_processes, err, errlen);
+			rc = hp_count(path, key, raw, v, &cfg->num_processes, err, errlen);
 		} else if (strcmp(key, "sagemaker_mpi_custom_mpi_options") == 0) {
 			rc = hp_string(path, key, v, &cfg->mpi_options, err, errlen);
 		} else if (strcmp(key, "sagemaker_distribution_instance_groups") == 0) {

@@ -2,18 +2,22 @@
  * options.c - smtd's command line and SMTD_* environment (see options.h).
  *
  * The environment is read first and the command line second, so that a
- * command-line option simply overwrites what a variable said.
+ * command-line option simply overwrites what a variable said.  Numbers are
+ * read strictly - digits, and for seconds one decimal point - so that
+ * " 2", "+2" or "1e-9" are refused rather than guessed at; a value quoted
+ * in a message has its control characters escaped, so that every message
+ * is one line.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "api.h"
 #include "strv.h"
 #include "options.h"
 #include "smt_proto.h"
@@ -108,7 +112,8 @@ void smt_options_usage(FILE *out)
 	      "  --version                  the version\n"
 	      "\n"
 	      "Command-line options win over SMTD_* variables, which win over\n"
-	      "hyperparameters.json, then resourceconfig.json.  Timeouts are seconds.\n",
+	      "hyperparameters.json, then resourceconfig.json.  Timeouts are seconds,\n"
+	      "at least 1 (--grace: at least 0.1).\n",
 	      out);
 }
 
@@ -126,39 +131,104 @@ static int parse_bool(const char *text, int *out)
 	return -EINVAL;
 }
 
+void smt_options_quote(const char *text, char *out, size_t outlen)
+{
+	size_t o = 0, i;
+
+	if (outlen < 8) {
+		if (outlen)
+			out[0] = '\0';
+		return;
+	}
+	out[o++] = '\'';
+	for (i = 0; text[i] && o + 8 < outlen && i < SMT_OPTIONS_QUOTE_MAX; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\n')
+			o += (size_t)snprintf(out + o, outlen - o, "\\n");
+		else if (c == '\r')
+			o += (size_t)snprintf(out + o, outlen - o, "\\r");
+		else if (c == '\t')
+			o += (size_t)snprintf(out + o, outlen - o, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	if (text[i] && o + 5 < outlen) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o++] = '\'';
+	out[o] = '\0';
+}
+
+static int has_control(const char *text)
+{
+	for (; *text; text++)
+		if ((unsigned char)*text < 0x20 || *text == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* Digits only: no sign, no space, no exponent. */
 static int parse_count(const char *what, const char *text, long *out, char *err, size_t errlen)
 {
-	char *end;
-	long v;
+	char shown[SMT_OPTIONS_QUOTE_SIZE];
+	size_t len = strlen(text);
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (!*text || *end || errno || v <= 0 || v > 1000000) {
-		snprintf(err, errlen, "%s: '%s' is not a positive integer (1 to 1000000)", what,
-			 text);
+	if (len == 0 || len > 7 || strspn(text, "0123456789") != len || text[0] == '0' ||
+	    atol(text) > SMT_OPTIONS_COUNT_MAX) {
+		smt_options_quote(text, shown, sizeof(shown));
+		snprintf(err, errlen, "%s: %s is not a positive integer (1 to %d)", what, shown,
+			 SMT_OPTIONS_COUNT_MAX);
+		return -EINVAL;
+	}
+	*out = atol(text);
+	return 0;
+}
+
+/* Digits with at most one decimal point between digits: "30", "2.5". */
+static int parse_seconds(const char *what, const char *text, double min, double *out,
+			 char *err, size_t errlen)
+{
+	char shown[SMT_OPTIONS_QUOTE_SIZE];
+	size_t whole = strspn(text, "0123456789"), frac = 0;
+	double v = 0;
+
+	if (text[whole] == '.')
+		frac = strspn(text + whole + 1, "0123456789");
+	int ok = whole > 0 && whole <= 10 &&
+		 (text[whole] == '\0' || (text[whole] == '.' && frac > 0 &&
+					  text[whole + 1 + frac] == '\0'));
+	if (ok) {
+		v = strtod(text, NULL);
+		ok = v >= min && v <= SMT_OPTIONS_SECONDS_MAX;
+	}
+	if (!ok) {
+		smt_options_quote(text, shown, sizeof(shown));
+		snprintf(err, errlen, "%s: %s is not a number of seconds from %g to %.0f "
+			 "(digits and at most one decimal point, like 30 or 2.5)", what, shown, min,
+			 SMT_OPTIONS_SECONDS_MAX);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_seconds(const char *what, const char *text, double *out, char *err,
-			 size_t errlen)
+/* ADDR:PORT with a numeric address, as the TCP listener takes it. */
+static int parse_listen(const char *what, const char *text, char *err, size_t errlen)
 {
-	char *end;
-	double v;
+	char shown[SMT_OPTIONS_QUOTE_SIZE];
+	struct sockaddr_storage ss;
 
-	errno = 0;
-	v = strtod(text, &end);
-	/* strtod also takes "inf", "nan" and hex floats; a timeout is a plain number. */
-	if (!*text || *end || errno || !isfinite(v) || v <= 0 || v > 1e9 ||
-	    strpbrk(text, "xXnNiI")) {
-		snprintf(err, errlen, "%s: '%s' is not a number of seconds greater than 0", what,
-			 text);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
+	if (smt_api_parse_listen(text, &ss) == 0)
+		return 0;
+	smt_options_quote(text, shown, sizeof(shown));
+	snprintf(err, errlen, "%s: %s is not ADDR:PORT with a numeric address and a port "
+		 "from 0 to 65535 (127.0.0.1:8080, [::1]:8080, or :8080 for every address)",
+		 what, shown);
+	return -EINVAL;
 }
 
 static int parse_sshd(const char *what, const char *text, enum smt_sshd_mode *out, char *err,
@@ -171,7 +241,9 @@ static int parse_sshd(const char *what, const char *text, enum smt_sshd_mode *ou
 	else if (strcmp(text, "never") == 0)
 		*out = SMT_SSHD_NEVER;
 	else {
-		snprintf(err, errlen, "%s: '%s' is not one of auto, always, never", what, text);
+		char shown[SMT_OPTIONS_QUOTE_SIZE];
+		smt_options_quote(text, shown, sizeof(shown));
+		snprintf(err, errlen, "%s: %s is not one of auto, always, never", what, shown);
 		return -EINVAL;
 	}
 	return 0;
@@ -185,17 +257,39 @@ static int parse_log_format(const char *what, const char *text, int *out, char *
 	else if (strcmp(text, "json") == 0)
 		*out = 1;
 	else {
-		snprintf(err, errlen, "%s: '%s' is not one of text, json", what, text);
+		char shown[SMT_OPTIONS_QUOTE_SIZE];
+		smt_options_quote(text, shown, sizeof(shown));
+		snprintf(err, errlen, "%s: %s is not one of text, json", what, shown);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int nonempty(const char *what, const char *text, char *err, size_t errlen)
+/* A path or a name: not empty, and no control character, which would
+ * break every message that names it. */
+static int plain_string(const char *what, const char *text, char *err, size_t errlen)
 {
-	if (*text)
-		return 0;
-	snprintf(err, errlen, "%s: the value is empty", what);
+	char shown[SMT_OPTIONS_QUOTE_SIZE];
+
+	if (!*text) {
+		snprintf(err, errlen, "%s: the value is empty", what);
+		return -EINVAL;
+	}
+	if (has_control(text)) {
+		smt_options_quote(text, shown, sizeof(shown));
+		snprintf(err, errlen, "%s: %s contains a control character; remove it", what,
+			 shown);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int bad_bool(const char *what, const char *text, char *err, size_t errlen)
+{
+	char shown[SMT_OPTIONS_QUOTE_SIZE];
+
+	smt_options_quote(text, shown, sizeof(shown));
+	snprintf(err, errlen, "%s: %s is not one of true, false, 1, 0", what, shown);
 	return -EINVAL;
 }
 
@@ -204,7 +298,7 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		 size_t errlen)
 {
 	const char **str = NULL;
-	double *secs = NULL;
+	double *secs = NULL, min = SMT_OPTIONS_TIMEOUT_MIN;
 
 	switch (id) {
 	case OPT_ROOT: str = &o->root; break;
@@ -243,8 +337,7 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 			return o->mpi_enabled = 1, 0;
 		if (parse_bool(val, &o->mpi_enabled) == 0)
 			return 0;
-		snprintf(err, errlen, "%s: '%s' is not one of true, false, 1, 0", what, val);
-		return -EINVAL;
+		return bad_bool(what, val, err, errlen);
 	case OPT_NO_MPI: o->mpi_enabled = 0; return 0;
 	case OPT_LAUNCH: {
 		static const char *const kinds[] = { "auto", "standalone", "mpi", "smddp", "torchrun" };
@@ -264,27 +357,27 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 	case OPT_LAUNCH_TIMEOUT: secs = &o->launch_timeout; break;
 	case OPT_RESULT_TIMEOUT: secs = &o->result_timeout; break;
 	case OPT_PEER_TIMEOUT: secs = &o->peer_timeout; break;
-	case OPT_GRACE: secs = &o->grace; break;
+	case OPT_GRACE: secs = &o->grace; min = SMT_OPTIONS_GRACE_MIN; break;
 	case OPT_LOG_FORMAT: return parse_log_format(what, val, &o->log_json, err, errlen);
 	case OPT_DEBUG:
 		if (!val)
 			return o->debug = 1, 0;
 		if (parse_bool(val, &o->debug) == 0)
 			return 0;
-		snprintf(err, errlen, "%s: '%s' is not one of true, false, 1, 0", what, val);
-		return -EINVAL;
+		return bad_bool(what, val, err, errlen);
 	case OPT_DRY_RUN: o->dry_run = 1; return 0;
 	case OPT_JSON: o->json = 1; return 0;
 	default: break;
 	}
 	if (str) {
-		if (nonempty(what, val, err, errlen) < 0)
+		if (plain_string(what, val, err, errlen) < 0 ||
+		    (id == OPT_HEALTH_LISTEN && parse_listen(what, val, err, errlen) < 0))
 			return -EINVAL;
 		*str = val;
 		return 0;
 	}
 	if (secs)
-		return parse_seconds(what, val, secs, err, errlen);
+		return parse_seconds(what, val, min, secs, err, errlen);
 	return 0;
 }
 
@@ -362,14 +455,17 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 
 			const struct option *lo = find_long(optopt);
 
-			if (optopt > 0 && optopt < OPT_ROOT)
+			char shown[SMT_OPTIONS_QUOTE_SIZE];
+
+			smt_options_quote(arg, shown, sizeof(shown));
+			if (optopt > 32 && optopt < 127)
 				snprintf(err, errlen, "unknown option '-%c'", optopt);
 			else if (lo && lo->has_arg)
 				snprintf(err, errlen, "option '--%s' needs a value", lo->name);
 			else if (lo)
 				snprintf(err, errlen, "option '--%s' takes no value", lo->name);
 			else
-				snprintf(err, errlen, "unknown option '%s'", arg);
+				snprintf(err, errlen, "unknown option %s", shown);
 			return -EINVAL;
 		}
 		if (c == OPT_HELP) {
@@ -386,8 +482,11 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 	}
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--") != 0) {
-			snprintf(err, errlen, "unexpected argument '%s'; put the command after '--'",
-				 argv[optind]);
+			char shown[SMT_OPTIONS_QUOTE_SIZE];
+
+			smt_options_quote(argv[optind], shown, sizeof(shown));
+			snprintf(err, errlen, "unexpected argument %s; put the command after '--'",
+				 shown);
 			return -EINVAL;
 		}
 		opts->command = argv + optind;

@@ -68,6 +68,8 @@ struct smt_options {
  * Parse ARGV and ENVP (the SMTD_* and SAGEMAKER_PROGRAM variables) into
  * OPTS.  Returns 0, SMT_OPTIONS_EXIT after printing --help/--version on
  * stdout, or -EINVAL with a one-line message in ERR (a usage error, exit 2).
+ * Paths and names may not hold control characters; --health-listen must
+ * be an address the TCP listener takes (smt_api_parse_listen).
  */
 int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **envp,
 		      char *err, size_t errlen);
@@ -75,6 +77,23 @@ void smt_options_free(struct smt_options *opts);
 
 /* The usage text of --help. */
 void smt_options_usage(FILE *out);
+
+/*
+ * TEXT in single quotes for a message, at most SMT_OPTIONS_QUOTE_MAX of its
+ * bytes ("..." after), control characters escaped (\n, \r, \t, \xHH) so
+ * that the message stays one line.  OUT has SMT_OPTIONS_QUOTE_SIZE bytes.
+ */
+#define SMT_OPTIONS_QUOTE_MAX 64
+#define SMT_OPTIONS_QUOTE_SIZE (4 * SMT_OPTIONS_QUOTE_MAX + 8)
+void smt_options_quote(const char *text, char *out, size_t outlen);
+
+/* Counts are 1 to SMT_OPTIONS_COUNT_MAX, in digits.  Seconds are digits
+ * with at most one decimal point, from SMT_OPTIONS_TIMEOUT_MIN (the
+ * timeouts) or SMT_OPTIONS_GRACE_MIN (--grace) to SMT_OPTIONS_SECONDS_MAX. */
+#define SMT_OPTIONS_COUNT_MAX 1000000
+#define SMT_OPTIONS_TIMEOUT_MIN 1.0
+#define SMT_OPTIONS_GRACE_MIN 0.1
+#define SMT_OPTIONS_SECONDS_MAX 1e9
 
 /* Built-in defaults (SPEC §3, §4). */
 #define SMT_ROOT_DEFAULT "/opt/ml"

@@ -131,4 +131,65 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 else
 	echo "note: mode-000 case needs root and setpriv; skipped" >&2
 fi
+# ---- issue 13, item 8: one line, strict numbers, the right message ----
+# expect_usage MESSAGE VAR=VALUE|- [smtd options...]: a usage error - exit 2,
+# the message on one line then the hint, no failure file, nothing launched.
+expect_usage() {
+	msg=$1
+	var=$2
+	shift 2
+	[ "$var" != - ] || var=SMTD_UNUSED=1
+	new_root
+	rm -f "$MARKER"
+	rc=0; env "$var" "$SMTD" --root "$R" --no-mpi "$@" -- "$T/launch.sh" >"$T/out" 2>"$T/err" || rc=$?
+	assert_eq "$rc" 2 "exit code ($msg)"
+	assert_eq "$(sed -n 1p "$T/err")" "smtd: $msg" "stderr"
+	assert_eq "$(sed -n 2p "$T/err")" "Try 'smtd --help' for more information." "stderr's hint"
+	assert_eq "$(wc -l <"$T/err")" 2 "lines on stderr ($msg)"
+	[ ! -e "$R/output/failure" ] || fail "a failure file for a usage error"
+	[ ! -e "$MARKER" ] || fail "the command was launched despite: $msg"
+}
+SECS="(digits and at most one decimal point, like 30 or 2.5)"
+nl='
+'
+# A newline in a variable is not echoed raw.
+expect_usage "SMTD_WAIT_TIMEOUT: '5\\nERROR: all is well' is not a number of seconds from 1 to 1000000000 $SECS" \
+	"SMTD_WAIT_TIMEOUT=5${nl}ERROR: all is well"
+expect_usage "SMTD_ROOT: '/opt/ml\\n' contains a control character; remove it" "SMTD_ROOT=/opt/ml${nl}"
+# Strict numbers, from the command line and the environment.
+expect_usage "--processes-per-host: ' 2' is not a positive integer (1 to 1000000)" - --processes-per-host ' 2'
+expect_usage "--processes-per-host: '+2' is not a positive integer (1 to 1000000)" - --processes-per-host +2
+expect_usage "SMTD_NUM_PROCESSES: ' 2' is not a positive integer (1 to 1000000)" "SMTD_NUM_PROCESSES= 2"
+expect_usage "--wait-timeout: '1e-9' is not a number of seconds from 1 to 1000000000 $SECS" - --wait-timeout 1e-9
+expect_usage "--peer-timeout: '0.5' is not a number of seconds from 1 to 1000000000 $SECS" - --peer-timeout 0.5
+expect_usage "SMTD_GRACE: '+2' is not a number of seconds from 0.1 to 1000000000 $SECS" SMTD_GRACE=+2
+# A bad --health-listen is named as such.
+expect_usage "--health-listen: 'localhost:8080' is not ADDR:PORT with a numeric address and a port from 0 to 65535 (127.0.0.1:8080, [::1]:8080, or :8080 for every address)" \
+	- --health-listen localhost:8080
+# ... and an address it cannot listen on is a configuration error that says so.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/busy" &
+BUSY=$!
+i=0
+until [ -s "$T/busy" ]; do i=$((i + 1)); [ $i -lt 200 ] || fail "no busy port"; sleep 0.05; done
+busy=$(cat "$T/busy")
+new_root
+rm -f "$MARKER"
+rc=0; "$SMTD" --root "$R" --no-mpi --socket "$T/smtd.sock" --sshd never --health-listen "127.0.0.1:$busy" -- \
+	"$T/launch.sh" >"$T/out" 2>"$T/err" || rc=$?
+kill $BUSY
+msg="ConfigurationError: --health-listen 127.0.0.1:$busy: cannot listen there: Address already in use; give a free port on an address of this host"
+assert_eq "$rc" 2 "exit code when --health-listen cannot listen"
+assert_eq "$(cat "$R/output/failure")" "$msg" "failure file when --health-listen cannot listen"
+assert_contains "$T/err" "error: $msg" "stderr when --health-listen cannot listen"
+assert_not_contains "$T/err" "control socket" "stderr when --health-listen cannot listen"
+[ ! -e "$MARKER" ] || fail "launched although --health-listen cannot listen"
+# In the files: a count written as " 2", and one host listed twice in two cases.
+new_root; hp_json '{"sagemaker_mpi_num_of_processes_per_host": " 2"}'
+expect_error "$R/$H: sagemaker_mpi_num_of_processes_per_host: \" 2\" is not a positive integer (1 to 1000000); fix the value"
+new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","ALGO-1"]}'
+expect_error "$R/$F: hosts[1]: \"ALGO-1\" is the same host as hosts[0] \"algo-1\" (host names are not case-sensitive); list each host once"
+new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","algo-2"],"instance_groups":[{"instance_group_name":"a\nb\u001b[31m","hosts":["algo-1"]},{"instance_group_name":"a\nb\u001b[31m","hosts":["algo-2"]}]}'
+expect_error "$R/$F: instance_groups[1].instance_group_name: \"a\\nb\\x1b[31m\" appears twice; give each group its own name"
 echo "PASS: $n bad inputs"

@@ -37,6 +37,7 @@ static void bad(const char *rc, const char *hp, const char *msg)
 					     NULL, 0, NULL, &cfg, err, sizeof(err)), -EINVAL);
 	assert_null(cfg);
 	assert_string_equal(err, msg);
+	assert_null(strchr(err, '\n'));
 }
 
 static void test_resource(void **state)
@@ -231,6 +232,83 @@ static void test_distribution_hps(void **state)
 	bad(rc, "{\"sagemaker_instance_type\":2}", HPP ": sagemaker_instance_type: 2 is not a string; fix the value");
 }
 
+/* Issue 13, item 8: DNS names are not case-sensitive: algo-1 and ALGO-1
+ * are one host listed twice. */
+static void test_hosts_case_insensitive(void **state)
+{
+	(void)state;
+	bad("{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\",\"ALGO-1\"]}", NULL,
+	    RCP ": hosts[1]: \"ALGO-1\" is the same host as hosts[0] \"algo-1\" (host names "
+	    "are not case-sensitive); list each host once");
+	bad("{\"current_host\":\"a.Example.com\",\"hosts\":[\"a.Example.com\",\"b\",\"A.example.COM\"]}",
+	    NULL, RCP ": hosts[2]: \"A.example.COM\" is the same host as hosts[0] "
+	    "\"a.Example.com\" (host names are not case-sensitive); list each host once");
+	bad("{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\",\"algo-2\"],\"instance_groups\":"
+	    "[{\"instance_group_name\":\"g\",\"hosts\":[\"algo-2\",\"Algo-2\"]}]}", NULL,
+	    RCP ": instance_groups[0].hosts[1]: \"Algo-2\" is the same host as "
+	    "instance_groups[0].hosts[0] \"algo-2\" (host names are not case-sensitive); list "
+	    "each host once");
+	struct smt_jobconfig *c = ok("{\"current_host\":\"Algo-1\",\"hosts\":[\"Algo-1\",\"algo-2\"]}",
+				     NULL, NULL);
+	smt_jobconfig_free(c);
+}
+
+/* Issue 13, item 8: a count is a JSON integer or a string of digits; what
+ * JSON would also read as an integer (" 2", "2\n") is refused. */
+static void test_hp_counts_strict(void **state)
+{
+	static const struct { const char *value, *shown; } badv[] = {
+		{ "\" 2\"", "\" 2\"" }, { "\"2 \"", "\"2 \"" }, { "\"2\\n\"", "\"2\\n\"" },
+		{ "\"+2\"", "\"+2\"" }, { "\"02\"", "\"02\"" }, { "\"2.0\"", "2.0" },
+		{ "\"1e-9\"", "1.0000000000000001e-9" }, { "2.5", "2.5" }, { "\"0\"", "0" },
+		{ "\"\\t3\"", "\"\\t3\"" },
+	};
+	char hp[128], msg[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+		snprintf(hp, sizeof hp, "{\"sagemaker_mpi_num_processes\": %s}", badv[i].value);
+		snprintf(msg, sizeof msg, HPP ": sagemaker_mpi_num_processes: %s is not a positive "
+			 "integer (1 to 1000000); fix the value", badv[i].shown);
+		bad("{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}", hp, msg);
+	}
+	struct smt_jobconfig *c = ok("{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}",
+				     "{\"sagemaker_mpi_num_processes\": \"2\","
+				     "\"sagemaker_mpi_num_of_processes_per_host\": 2}", NULL);
+	assert_int_equal(c->num_processes, 2);
+	assert_int_equal(c->processes_per_host, 2);
+	smt_jobconfig_free(c);
+}
+
+/* Issue 13, item 8: whatever a file or a name brings in, a message is one
+ * line: control characters are escaped. */
+static void test_messages_one_line(void **state)
+{
+	struct smt_jobconfig *cfg = NULL;
+	char err[512];
+
+	(void)state;
+	bad("{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"],\"instance_groups\":"
+	    "[{\"instance_group_name\":\"g\\nERROR: x\",\"hosts\":[\"algo-1\"]},"
+	    "{\"instance_group_name\":\"g\\nERROR: x\",\"hosts\":[\"algo-1\"]}]}", NULL,
+	    RCP ": instance_groups[1].instance_group_name: \"g\\nERROR: x\" appears twice; give "
+	    "each group its own name");
+	bad("{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}", "{\"a=\\r\\nb\": 1}",
+	    HPP ": \"a=\\r\\nb\": a hyperparameter name must be non-empty and without '='; "
+	    "rename it");
+	const char *rc = "{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}";
+	assert_int_equal(smt_jobconfig_parse("/r", rc, strlen(rc), NULL, 0, NULL, 0,
+					     "algo-1\x1b[1m", &cfg, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, RCP ": hosts: the current host \"algo-1\\x1b[1m\" "
+			    "(--current-host, SMTD_CURRENT_HOST) is not in hosts; give one of the "
+			    "listed hosts");
+	const char *idc = "{\"a\\nb\": {}}";
+	assert_int_equal(smt_jobconfig_parse("/r", NULL, 0, NULL, 0, idc, strlen(idc), "algo-1",
+					     &cfg, err, sizeof(err)), -EINVAL);
+	assert_null(strchr(err, '\n'));
+	assert_non_null(strstr(err, "\"a\\nb\": not a valid channel name"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +321,9 @@ int main(void)
 		cmocka_unit_test(test_hp_decode),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_distribution_hps),
+		cmocka_unit_test(test_hosts_case_insensitive),
+		cmocka_unit_test(test_hp_counts_strict),
+		cmocka_unit_test(test_messages_one_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

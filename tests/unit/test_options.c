@@ -70,6 +70,19 @@ static void bad(char **argv, char **envp, const char *msg)
 
 	assert_int_equal(parse(&o, argv, envp, err), -EINVAL);
 	assert_string_equal(err, msg);
+	/* One line, always. */
+	assert_null(strchr(err, '\n'));
+	assert_null(strchr(err, '\r'));
+}
+
+static void good(char **argv, char **envp)
+{
+	struct smt_options o;
+	char err[256] = "";
+
+	if (parse(&o, argv, envp, err) != 0)
+		fail_msg("refused: %s", err);
+	smt_options_free(&o);
 }
 
 static void test_errors(void **state)
@@ -82,9 +95,11 @@ static void test_errors(void **state)
 	bad((char *[]){ "smtd", "--root", NULL }, none, "option '--root' needs a value");
 	bad((char *[]){ "smtd", "--json=1", NULL }, none, "option '--json' takes no value");
 	bad((char *[]){ "smtd", "--grace", "0", NULL }, none,
-	    "--grace: '0' is not a number of seconds greater than 0");
+	    "--grace: '0' is not a number of seconds from 0.1 to 1000000000 "
+	    "(digits and at most one decimal point, like 30 or 2.5)");
 	bad((char *[]){ "smtd", "--wait-timeout", "inf", NULL }, none,
-	    "--wait-timeout: 'inf' is not a number of seconds greater than 0");
+	    "--wait-timeout: 'inf' is not a number of seconds from 1 to 1000000000 "
+	    "(digits and at most one decimal point, like 30 or 2.5)");
 	bad((char *[]){ "smtd", "--processes-per-host", "1e9", NULL }, none,
 	    "--processes-per-host: '1e9' is not a positive integer (1 to 1000000)");
 	bad((char *[]){ "smtd", "--sshd", "sometimes", NULL }, none,
@@ -121,6 +136,119 @@ static void test_launch(void **state)
 	    "SMTD_LAUNCH: 'MPI' is not one of auto, standalone, mpi, smddp, torchrun");
 }
 
+/* Issue 13, item 8: numbers are digits (and one decimal point for seconds)
+ * from the command line and the environment alike; nothing else is
+ * guessed at. */
+static void test_strict_numbers(void **state)
+{
+	static const char *const counts[] = {
+		" 2", "+2", "2 ", "02", "1e9", "0x10", "1000001", "\n2", "2\n", "", "-0", "1.0",
+	};
+	static const char *const seconds[] = {
+		"1e-9", " 2", "+2", "2 ", "inf", "nan", "0x10", "2.", ".5", "1,5", "1e3", "0.5",
+		"1..5", "-1", "10000000000", "1000000001", "\t3",
+	};
+	char *none[] = { NULL };
+	char msg[512], env[64], quoted[SMT_OPTIONS_QUOTE_SIZE];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		smt_options_quote(counts[i], quoted, sizeof quoted);
+		snprintf(msg, sizeof msg, "--processes-per-host: %s is not a positive integer "
+			 "(1 to 1000000)", quoted);
+		if (counts[i][0])
+			bad((char *[]){ "smtd", "--processes-per-host", (char *)counts[i], NULL },
+			    none, msg);
+		snprintf(env, sizeof env, "SMTD_NUM_PROCESSES=%s", counts[i]);
+		snprintf(msg, sizeof msg, "SMTD_NUM_PROCESSES: %s is not a positive integer "
+			 "(1 to 1000000)", quoted);
+		if (counts[i][0])
+			bad((char *[]){ "smtd", NULL }, (char *[]){ env, NULL }, msg);
+	}
+	for (size_t i = 0; i < sizeof seconds / sizeof seconds[0]; i++) {
+		smt_options_quote(seconds[i], quoted, sizeof quoted);
+		snprintf(msg, sizeof msg, "--wait-timeout: %s is not a number of seconds from 1 "
+			 "to 1000000000 (digits and at most one decimal point, like 30 or 2.5)",
+			 quoted);
+		bad((char *[]){ "smtd", "--wait-timeout", (char *)seconds[i], NULL }, none, msg);
+		snprintf(env, sizeof env, "SMTD_PEER_TIMEOUT=%s", seconds[i]);
+		snprintf(msg, sizeof msg, "SMTD_PEER_TIMEOUT: %s is not a number of seconds from 1 "
+			 "to 1000000000 (digits and at most one decimal point, like 30 or 2.5)",
+			 quoted);
+		bad((char *[]){ "smtd", NULL }, (char *[]){ env, NULL }, msg);
+	}
+	bad((char *[]){ "smtd", "--grace", "0.05", NULL }, none,
+	    "--grace: '0.05' is not a number of seconds from 0.1 to 1000000000 "
+	    "(digits and at most one decimal point, like 30 or 2.5)");
+	/* The minimums and ordinary values are taken. */
+	good((char *[]){ "smtd", "--wait-timeout", "1", "--launch-timeout", "1.5",
+			 "--result-timeout", "60", "--peer-timeout", "3", "--grace", "0.1",
+			 "--processes-per-host", "8", "--num-processes", "1000000", NULL }, none);
+	good((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_GRACE=0.5", "SMTD_WAIT_TIMEOUT=3600",
+						    "SMTD_PROCESSES_PER_HOST=2", NULL });
+	struct smt_options o;
+	char err[256];
+	assert_int_equal(parse(&o, (char *[]){ "smtd", "--grace", "2.25", NULL }, none, err), 0);
+	assert_true(o.grace == 2.25);
+	smt_options_free(&o);
+}
+
+/* Issue 13, item 8: control characters in a value never reach a message
+ * raw, and paths and names may not hold any. */
+static void test_one_line_messages(void **state)
+{
+	char *none[] = { NULL };
+
+	(void)state;
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_ROOT=/opt/ml\nERROR: fake", NULL },
+	    "SMTD_ROOT: '/opt/ml\\nERROR: fake' contains a control character; remove it");
+	bad((char *[]){ "smtd", "--socket", "/run/s\r\x1b[2K", NULL }, none,
+	    "--socket: '/run/s\\r\\x1b[2K' contains a control character; remove it");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_SSHD=never\n", NULL },
+	    "SMTD_SSHD: 'never\\n' is not one of auto, always, never");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_LOG_FORMAT=\ttext", NULL },
+	    "SMTD_LOG_FORMAT: '\\ttext' is not one of text, json");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_DEBUG=yes\nplease", NULL },
+	    "SMTD_DEBUG: 'yes\\nplease' is not one of true, false, 1, 0");
+	bad((char *[]){ "smtd", "--bogus\n", NULL }, none, "unknown option '--bogus\\n'");
+	bad((char *[]){ "smtd", "cmd\nx", NULL }, none,
+	    "unexpected argument 'cmd\\nx'; put the command after '--'");
+	/* Long values are cut. */
+	char long_env[200] = "SMTD_SSHD=";
+	memset(long_env + 10, 'a', 150);
+	long_env[160] = '\0';
+	char msg[256];
+	snprintf(msg, sizeof msg, "SMTD_SSHD: '%.64s...' is not one of auto, always, never",
+		 long_env + 10);
+	bad((char *[]){ "smtd", NULL }, (char *[]){ long_env, NULL }, msg);
+}
+
+/* Issue 13, item 8: a bad --health-listen is reported as such. */
+static void test_health_listen(void **state)
+{
+	static const char *const badv[] = {
+		"localhost:8080", "1.2.3.4", "[::1]8080", ":99999", "1.2.3.4:", "8080", "[::1]",
+		"1.2.3.4:80x",
+	};
+	char *none[] = { NULL };
+	char msg[512], quoted[SMT_OPTIONS_QUOTE_SIZE];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+		smt_options_quote(badv[i], quoted, sizeof quoted);
+		snprintf(msg, sizeof msg, "--health-listen: %s is not ADDR:PORT with a numeric "
+			 "address and a port from 0 to 65535 (127.0.0.1:8080, [::1]:8080, or :8080 "
+			 "for every address)", quoted);
+		bad((char *[]){ "smtd", "--health-listen", (char *)badv[i], NULL }, none, msg);
+	}
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_HEALTH_LISTEN=nope", NULL },
+	    "SMTD_HEALTH_LISTEN: 'nope' is not ADDR:PORT with a numeric address and a port "
+	    "from 0 to 65535 (127.0.0.1:8080, [::1]:8080, or :8080 for every address)");
+	good((char *[]){ "smtd", "--health-listen", "127.0.0.1:8080", NULL }, none);
+	good((char *[]){ "smtd", "--health-listen", ":0", NULL }, none);
+	good((char *[]){ "smtd", "--health-listen", "[::1]:9000", NULL }, none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +256,9 @@ int main(void)
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_launch),
+		cmocka_unit_test(test_strict_numbers),
+		cmocka_unit_test(test_one_line_messages),
+		cmocka_unit_test(test_health_listen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
