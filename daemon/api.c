@@ -690,16 +690,21 @@ static const char too_many[] =
 	"\r\n"
 	TOO_MANY_BODY;
 
-static int peer_uid(struct conn *c, int is_tcp)
+/* The client's uid and PID as the kernel saw them at connect: -1 and 0
+ * when unknown (TCP). */
+static void peer_cred(struct conn *c, int is_tcp, struct smt_httpconn_peer *peer)
 {
 	uv_os_fd_t fd;
 	struct ucred cred;
 	socklen_t len = sizeof cred;
 
+	peer->uid = -1;
+	peer->pid = 0;
 	if (is_tcp || uv_fileno(&c->h.handle, &fd) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		return -1;
-	return (int)cred.uid;
+		return;
+	peer->uid = (int)cred.uid;
+	peer->pid = (int)cred.pid;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -763,11 +768,9 @@ static void on_connection(uv_stream_t *server, int status)
 		conn_close(c);
 		return;
 	}
-	struct smt_httpconn_peer peer = {
-		.uid = peer_uid(c, l->is_tcp),
-		.daemon_uid = api->uid,
-		.read_only = l->is_tcp,
-	};
+	struct smt_httpconn_peer peer = { .daemon_uid = api->uid, .read_only = l->is_tcp };
+
+	peer_cred(c, l->is_tcp, &peer);
 	if (smt_httpconn_new(api->ops, api->ctx, &peer, &api->stats, &c->http) < 0 ||
 	    uv_timer_start(&c->timer, on_idle_timeout, api->idle_ms, 0) < 0) {
 		smt_warn("control API: could not set up a client connection");

@@ -81,12 +81,13 @@ struct smt_api_ops {
 	/*
 	 * Every other POST path of the daemons' own protocol (SMT_PATH_RESULT,
 	 * SMT_PATH_LAUNCH, SMT_PATH_ORTED).  BODY is the parsed JSON body or
-	 * NULL when it was empty; PEER_UID is the client's SO_PEERCRED uid
-	 * (already checked to be 0 or the daemon's).  Returns the HTTP status;
+	 * NULL when it was empty; PEER_PID is the client's SO_PEERCRED PID (its
+	 * uid already checked to be 0 or the daemon's), 0 when unknown: what a
+	 * client says of itself is checked against it.  Returns the HTTP status;
 	 * *REPLY may be set to a JSON body (a new reference).  A status of 404
 	 * with no reply says the path is unknown.
 	 */
-	int (*post)(void *ctx, const char *path, json_t *body, int peer_uid,
+	int (*post)(void *ctx, const char *path, json_t *body, int peer_pid,
 		    json_t **reply);
 	/*
 	 * The status's generation: a number that changes whenever what

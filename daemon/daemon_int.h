@@ -35,7 +35,7 @@ struct smt_role_ops {
 	/* SIGNO arrived (a signal to smtd, or POST /v1/kill). */
 	void (*signal)(struct smt_daemon *d, int signo);
 	/* A POST of the daemons' protocol; returns the HTTP status. */
-	int (*post)(struct smt_daemon *d, const char *path, json_t *body, int peer_uid,
+	int (*post)(struct smt_daemon *d, const char *path, json_t *body, int peer_pid,
 		    json_t **reply);
 	/* GET /v1/lines: this host's output for the leader (api.h's lines). */
 	int (*lines)(struct smt_daemon *d, uint64_t from, size_t max, int final,

@@ -648,7 +648,7 @@ static void do_post(struct smt_httpconn *c, const char *path)
 
 	if (bad)
 		return;
-	int status = c->ops->post(c->ctx, path, body, c->peer.uid, &reply);
+	int status = c->ops->post(c->ctx, path, body, c->peer.pid, &reply);
 	json_decref(body);
 	if (status < 100 || status > 599) {
 		json_decref(reply);

@@ -49,6 +49,7 @@ struct smt_api_stats {
 
 struct smt_httpconn_peer {
 	int uid;         /* SO_PEERCRED uid, -1 when unknown (TCP) */
+	int pid;         /* SO_PEERCRED PID, 0 when unknown (TCP) */
 	int daemon_uid;  /* the daemon's own uid: may change things too */
 	int read_only;   /* only GET/HEAD of the read endpoints (TCP) */
 };

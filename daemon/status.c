@@ -197,14 +197,14 @@ static char *metrics(void *ctx)
 	return text;
 }
 
-static int post(void *ctx, const char *path, json_t *body, int peer_uid, json_t **reply)
+static int post(void *ctx, const char *path, json_t *body, int peer_pid, json_t **reply)
 {
 	struct smt_daemon *d = ctx;
 
 	if (strcmp(path, SMT_PATH_STACKS) == 0)
 		return smt_stacks_post(d, body, reply);
 	if (d->role->post)
-		return d->role->post(d, path, body, peer_uid, reply);
+		return d->role->post(d, path, body, peer_pid, reply);
 	return 404;
 }
 

@@ -416,7 +416,9 @@ static json_t *host_env(struct smt_daemon *d)
 	return env ? env : json_object();
 }
 
-static int on_orted(struct smt_daemon *d, json_t *body, json_t **reply)
+/* smtctl exec-orted announces its own PID, which it keeps as orted: a PID
+ * that is not the client's own is refused, whatever process it names. */
+static int on_orted(struct smt_daemon *d, json_t *body, int peer_pid, json_t **reply)
 {
 	struct worker *w = W(d);
 	json_t *jp = json_object_get(body, SMT_F_PID);
@@ -426,6 +428,14 @@ static int on_orted(struct smt_daemon *d, json_t *body, json_t **reply)
 	if (!json_is_integer(jp) || pid <= 1 || pid > smt_proc_pid_max()) {
 		*reply = json_pack("{s:s}", SMT_F_ERROR, "pid must be a process ID of this host");
 		return 400;
+	}
+	if (pid != peer_pid) {
+		snprintf(why, sizeof(why), "pid %lld is not the announcing process (%d): "
+			 "only orted's own smtctl exec-orted may announce it",
+			 (long long)pid, peer_pid);
+		smt_warn("refusing an orted announcement: %s", why);
+		*reply = json_pack("{s:s}", SMT_F_ERROR, why);
+		return 403;
 	}
 	if (check_orted(d, (pid_t)pid, why, sizeof(why)) < 0) {
 		smt_warn("refusing an orted announcement: %s", why);
@@ -494,16 +504,15 @@ static int on_result(struct smt_daemon *d, json_t *body, json_t **reply)
 	return 200;
 }
 
-static int worker_post(struct smt_daemon *d, const char *path, json_t *body, int peer_uid,
+static int worker_post(struct smt_daemon *d, const char *path, json_t *body, int peer_pid,
 		       json_t **reply)
 {
-	(void)peer_uid;
 	if (!W(d))
 		return 503;
 	if (strcmp(path, SMT_PATH_LAUNCH) == 0)
 		return on_launch(d, reply);
 	if (strcmp(path, SMT_PATH_ORTED) == 0)
-		return on_orted(d, body, reply);
+		return on_orted(d, body, peer_pid, reply);
 	if (strcmp(path, SMT_PATH_END) == 0)
 		return on_end(d, body, reply);
 	if (strcmp(path, SMT_PATH_RESULT) == 0)

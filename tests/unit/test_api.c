@@ -20,7 +20,7 @@ struct fake {
 	int healthy, ready, has_job;
 	int kills, last_signo;
 	long last_tail, last_rank;
-	int posts, post_uid;
+	int posts, post_pid;
 	char post_path[64];
 	char post_body[256];
 	int leader_contacts;
@@ -68,14 +68,14 @@ static char *f_metrics(void *ctx)
 	return strdup("# TYPE smtd_up gauge\nsmtd_up 1");
 }
 
-static int f_post(void *ctx, const char *path, json_t *body, int uid, json_t **reply)
+static int f_post(void *ctx, const char *path, json_t *body, int pid, json_t **reply)
 {
 	struct fake *f = ctx;
 
 	if (strcmp(path, SMT_PATH_RESULT) != 0)
 		return 404;
 	f->posts++;
-	f->post_uid = uid;
+	f->post_pid = pid;
 	snprintf(f->post_path, sizeof f->post_path, "%s", path);
 	char *t = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	snprintf(f->post_body, sizeof f->post_body, "%s", t ? t : "-");
@@ -100,7 +100,8 @@ struct t {
 static struct t *setup_peer(int uid, int read_only)
 {
 	struct t *t = calloc(1, sizeof *t);
-	struct smt_httpconn_peer peer = { .uid = uid, .daemon_uid = 1234, .read_only = read_only };
+	struct smt_httpconn_peer peer = { .uid = uid, .pid = 4321, .daemon_uid = 1234,
+					  .read_only = read_only };
 
 	assert_non_null(t);
 	t->f.healthy = t->f.ready = t->f.has_job = 1;
@@ -392,7 +393,7 @@ static void test_post_generic(void **state)
 	assert_status(t, 200);
 	assert_string_equal(body_of(t), "{\"ok\":true}\n");
 	assert_string_equal(t->f.post_body, "{\"exit_code\":1}");
-	assert_int_equal(t->f.post_uid, 0);
+	assert_int_equal(t->f.post_pid, 4321);
 	post(t, SMT_PATH_RESULT, "");
 	assert_status(t, 200);
 	assert_string_equal(t->f.post_body, "-");
