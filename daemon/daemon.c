@@ -27,6 +27,7 @@
 #include "notify.h"
 #include "rankd.h"
 #include "resultfile.h"
+#include "strv.h"
 
 static const int forwarded_signals[SMT_NSIGNALS] = {
 	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
@@ -450,6 +451,26 @@ static json_t *launcher_env(struct smt_daemon *d)
 	    !json_object_get(dflt, "PYTHONFAULTHANDLER"))
 		json_object_set_new(dflt, "PYTHONFAULTHANDLER", json_string("1"));
 	return json_pack("{s:o, s:o}", SMT_F_ENV, set, SMT_F_ENV_DEFAULT, dflt);
+}
+
+char **smt_daemon_command_env(struct smt_daemon *d)
+{
+	char *const *envp = smt_plan_envp(d->plan);
+	size_t n = smt_strv_len(envp), k = 0;
+	char **v = calloc(n + 3, sizeof(*v));
+	int faulthandler = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		faulthandler |= strncmp(envp[i], "PYTHONFAULTHANDLER=", 19) == 0;
+		v[k++] = envp[i];
+	}
+	v[k++] = (char *)smt_hostjob_mark(d->job);
+	/* As for the ranks under a launcher (launcher_env). */
+	if (!faulthandler && (d->opts->stall_timeout > 0 || d->opts->start_timeout > 0))
+		v[k++] = (char *)"PYTHONFAULTHANDLER=1";
+	return v;
 }
 
 static int setup_job(struct smt_daemon *d)

@@ -100,6 +100,10 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 /* The kill-tree's KEEP: processes smtd started for itself. */
 int smt_daemon_not_job(void *arg, pid_t pid);
 double smt_daemon_now(void);
+/* The environment of the command this host launches: the plan's, the
+ * job's mark, and PYTHONFAULTHANDLER=1 when stalls are watched and the
+ * job did not set it.  An array to free; its strings are borrowed. */
+char **smt_daemon_command_env(struct smt_daemon *d);
 /* A stopping signal (TERM, INT, HUP, QUIT)? */
 int smt_daemon_stopping_signal(int signo);
 /* The failure report of this host's job, as this host knows it (LOCAL_ONLY:
@@ -117,6 +121,9 @@ void smt_leader_stalled(struct smt_daemon *d, const char *text);
 int smt_stall_new(struct smt_daemon *d);
 void smt_stall_close(struct smt_daemon *d);
 void smt_stall_launched(struct smt_daemon *d);
+/* The job is stalled and its ranks' stacks are being read: the failure is
+ * not known yet, whatever the ranks do meanwhile (they are being aborted). */
+int smt_stall_deciding(struct smt_daemon *d);
 /* POST /v1/stacks: start a collection (the leader: of the whole job). */
 int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply);
 /* The leader: a worker's status, which may carry its ranks' stacks. */

@@ -897,11 +897,13 @@ int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsi
 	 * killed with the rest of the job afterwards.
 	 */
 	if (mode == SMT_COLLECT_ABORT) {
-		signal_roots(hj, SIGSTOP);
+		/* (A standalone program is the root and rank 0 at once.) */
+		if (!hj->cmd_rank0)
+			signal_roots(hj, SIGSTOP);
 		/* Their deaths are smtd's doing, not a failure of theirs. */
-		for (size_t i = 0; i < hj->nprocs; i++) {
-			struct smt_rank *k = smt_ranks_get(hj->ranks, hj->procs[i].rank, NULL, 0);
-			if (k && !hj->procs[i].ended && !k->signaled_ms)
+		for (size_t i = 0; i < n; i++) {
+			struct smt_rank *k = smt_ranks_get(hj->ranks, t[i].rank, NULL, 0);
+			if (k && !t[i].ended && !k->signaled_ms)
 				k->signaled_ms = now;
 		}
 	}

@@ -586,6 +586,33 @@ static int hp_count(const char *path, const char *key, json_t *raw, json_t *v, l
 	return -EINVAL;
 }
 
+/*
+ * A number of seconds from 1 to 1e9: a JSON number, or a string written as
+ * the options take it (digits and at most one decimal point between digits).
+ */
+static int hp_seconds(const char *path, const char *key, json_t *raw, json_t *v, double *out,
+		      char *err, size_t errlen)
+{
+	char shown[128];
+	const char *s = json_string_value(raw);
+	size_t whole = s ? strspn(s, "0123456789") : 0, frac = 0;
+
+	if (s && s[whole] == '.')
+		frac = strspn(s + whole + 1, "0123456789");
+	int written = !s || (whole > 0 && whole <= 10 && whole + (frac ? frac + 1 : 0) ==
+			     json_string_length(raw) && (s[whole] == '\0' || frac > 0));
+	double n = json_number_value(v);
+
+	if (written && json_is_number(v) && n >= 1 && n <= 1e9) {
+		*out = n;
+		return 0;
+	}
+	show(raw, shown, sizeof(shown));
+	seterr(err, errlen, "%s: %s: %s is not a number of seconds from 1 to 1000000000; fix the "
+	       "value", path, key, shown);
+	return -EINVAL;
+}
+
 static int hp_string(const char *path, const char *key, json_t *v, char **out, char *err,
 		     size_t errlen)
 {
@@ -677,6 +704,8 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 			rc = hp_string(path, key, v, &cfg->mpi_options, err, errlen);
 		} else if (strcmp(key, "sagemaker_distribution_instance_groups") == 0) {
 			rc = hp_dist_groups(cfg, v, err, errlen);
+		} else if (strcmp(key, "sagemaker_stall_timeout") == 0) {
+			rc = hp_seconds(path, key, raw, v, &cfg->stall_timeout, err, errlen);
 		} else if (strcmp(key, "sagemaker_job_name") == 0) {
 			rc = hp_string(path, key, v, &cfg->job_name, err, errlen);
 		} else if (strcmp(key, "sagemaker_submit_directory") == 0) {

@@ -198,7 +198,7 @@ static void maybe_decide(struct smt_daemon *d)
 {
 	struct leader *l = L(d);
 
-	if (!l->job_over)
+	if (!l->job_over || smt_stall_deciding(d))
 		return;
 	if (outputs_done(d)) {
 		decide(d);
@@ -289,21 +289,6 @@ static int write_hostfile(struct smt_daemon *d)
 	return rc;
 }
 
-/* The environment of the command: the plan's, and the job's mark. */
-static char **command_env(struct smt_daemon *d)
-{
-	char *const *envp = smt_plan_envp(d->plan);
-	size_t n = smt_strv_len(envp);
-	char **v = calloc(n + 2, sizeof(*v));
-
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		v[i] = envp[i];
-	v[n] = (char *)smt_hostjob_mark(d->job);
-	return v;
-}
-
 static void fail_launch(struct smt_daemon *d, char *text)
 {
 	leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
@@ -330,7 +315,7 @@ static void launch(struct smt_daemon *d)
 	}
 	/* A missing or non-executable program is found here, with a clear
 	 * reason, instead of in mpirun's output on every host. */
-	envp = command_env(d);
+	envp = smt_daemon_command_env(d);
 	rc = smt_spawn_check_program(rank[0], envp, cwd);
 	if (rc < 0)
 		bad = rank[0];

@@ -1038,6 +1038,9 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 		goto out;
 	p->opts.processes_per_host = p->ppn;
 	p->opts.num_processes = p->np;
+	/* The option and its variable win over the hyperparameter. */
+	if (p->opts.stall_timeout <= 0 && p->cfg->stall_timeout > 0)
+		p->opts.stall_timeout = p->cfg->stall_timeout;
 
 	if ((rc = rank_command(p, err, errlen)) < 0)
 		goto out;

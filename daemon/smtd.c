@@ -99,6 +99,10 @@ int main(int argc, char **argv)
 		rc = smt_plan_print(plan, stdout, opts.json) < 0 ? SMT_EXIT_CONFIG : SMT_EXIT_OK;
 		goto out;
 	}
+	/* What the plan noticed but runs anyway goes to the log, where the
+	 * operator looks when the job does not do what was asked. */
+	for (char *const *w = smt_plan_warnings(plan); w && *w; w++)
+		smt_warn("%s", *w);
 	rc = smt_daemon_run(plan);
 out:
 	smt_plan_free(plan);

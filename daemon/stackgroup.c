@@ -729,7 +729,8 @@ static void summary_quiet(struct text *t, const struct smt_stackgroup *sg)
 
 	if (sg->nquiet > 0) {
 		put_who(t, sg, sg->quiet, sg->nquiet);
-		putf(t, " went quiet first (no output for %.0f s)", sg->r[sg->quiet[0]].quiet);
+		putf(t, " went quiet%s (no output for %.0f s)", sg->n > 1 ? " first" : "",
+		     sg->r[sg->quiet[0]].quiet);
 		if (sg->ng > 1 && sg->nquiet == 1 && sg->r[sg->quiet[0]].group >= 0) {
 			put(t, " and is in ");
 			put_line(t, sg->g[sg->r[sg->quiet[0]].group].position);
@@ -749,8 +750,10 @@ static void summary_quiet(struct text *t, const struct smt_stackgroup *sg)
 	}
 	if (sg->ng == 1) {
 		const char *pos = sg->g[0].position[0] ? sg->g[0].position : "the same place";
-		if (sg->nunreadable == 0)
-			putf(t, "all %zu rank%s in ", readable, readable == 1 ? " is" : "s are");
+		if (sg->n == 1)
+			put(t, "it is in ");
+		else if (sg->nunreadable == 0)
+			putf(t, "all %zu ranks are in ", readable);
 		else
 			putf(t, "all %zu readable stacks are in ", readable);
 		put_line(t, pos);

@@ -129,11 +129,13 @@ static void finish(struct smt_stall *s)
 			smt_warn("stacks: %.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
 			line = nl ? nl + 1 : NULL;
 		}
+		const char *rest = details ? details : "";
+		const char *nl = *rest && rest[strlen(rest) - 1] != '\n' ? "\n" : "";
+
 		if (strstr(s->why, "start-timeout") && strncmp(summary, "Stalled: ", 9) != 0) {
-			if (asprintf(&text, "Stalled: %s; %s\n%s", s->why, summary,
-				     details ? details : "") < 0)
+			if (asprintf(&text, "Stalled: %s; %s\n%s%s", s->why, summary, rest, nl) < 0)
 				text = NULL;
-		} else if (asprintf(&text, "%s\n%s", summary, details ? details : "") < 0) {
+		} else if (asprintf(&text, "%s\n%s%s", summary, rest, nl) < 0) {
 			text = NULL;
 		}
 		smt_leader_stalled(d, text);
@@ -142,6 +144,13 @@ static void finish(struct smt_stall *s)
 	free(details);
 	smt_stackgroup_free(g);
 	smt_daemon_changed(d);
+}
+
+int smt_stall_deciding(struct smt_daemon *d)
+{
+	struct smt_stall *s = d->stall;
+
+	return s && s->stalled && s->collecting && s->mode == SMT_COLLECT_ABORT;
 }
 
 static void add_ranks(struct smt_stall *s, json_t *ranks)

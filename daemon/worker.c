@@ -358,20 +358,6 @@ static void on_scan(uv_timer_t *t)
 
 /* ---- the leader's requests ---- */
 
-static char **command_env(struct smt_daemon *d)
-{
-	char *const *envp = smt_plan_envp(d->plan);
-	size_t n = smt_strv_len(envp);
-	char **v = calloc(n + 2, sizeof(*v));
-
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		v[i] = envp[i];
-	v[n] = (char *)smt_hostjob_mark(d->job);
-	return v;
-}
-
 static int on_launch(struct smt_daemon *d, json_t **reply)
 {
 	struct worker *w = W(d);
@@ -383,7 +369,7 @@ static int on_launch(struct smt_daemon *d, json_t **reply)
 		uv_timer_stop(&w->wait_timer);
 		smt_daemon_set_state(d, SMT_STATE_LAUNCHING);
 		if (torchrun(d)) {
-			char **envp = command_env(d);
+			char **envp = smt_daemon_command_env(d);
 			const char *cwd = smt_plan_workdir(d->plan);
 			int rc;
 

@@ -309,6 +309,40 @@ static void test_messages_one_line(void **state)
 	assert_non_null(strstr(err, "\"a\\nb\": not a valid channel name"));
 }
 
+/* Issue 16: sagemaker_stall_timeout, a number of seconds written as the
+ * options take it. */
+static void test_stall_timeout(void **state)
+{
+	static const struct { const char *hp; double v; } good[] = {
+		{ "30", 30 }, { "\"30\"", 30 }, { "\"2.5\"", 2.5 }, { "2.5", 2.5 },
+		{ "\"1000000000\"", 1e9 },
+	};
+	static const struct { const char *hp, *shown; } badv[] = {
+		{ "\" 30\"", "\" 30\"" }, { "\"30s\"", "\"30s\"" }, { "\"0\"", "\"0\"" },
+		{ "0.5", "0.5" }, { "\"1e3\"", "\"1e3\"" }, { "\"2.\"", "\"2.\"" },
+		{ "true", "true" }, { "\"-5\"", "\"-5\"" }, { "10000000000", "10000000000" },
+	};
+	const char *rc = "{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}";
+	char hp[128], msg[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		snprintf(hp, sizeof hp, "{\"sagemaker_stall_timeout\": %s}", good[i].hp);
+		struct smt_jobconfig *c = ok(rc, hp, NULL);
+		assert_true(c->stall_timeout == good[i].v);
+		smt_jobconfig_free(c);
+	}
+	struct smt_jobconfig *c = ok(rc, "{}", NULL);
+	assert_true(c->stall_timeout == 0);
+	smt_jobconfig_free(c);
+	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+		snprintf(hp, sizeof hp, "{\"sagemaker_stall_timeout\": %s}", badv[i].hp);
+		snprintf(msg, sizeof msg, HPP ": sagemaker_stall_timeout: %s is not a number of "
+			 "seconds from 1 to 1000000000; fix the value", badv[i].shown);
+		bad(rc, hp, msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_hosts_case_insensitive),
 		cmocka_unit_test(test_hp_counts_strict),
 		cmocka_unit_test(test_messages_one_line),
+		cmocka_unit_test(test_stall_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
