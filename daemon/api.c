@@ -59,6 +59,8 @@ struct listener {
 /* After an answer that ends a connection, input is read and discarded for
  * at most this long. */
 #define DRAIN_MS 1000
+/* Changes this close together answer a long poll once (smt_api_notify). */
+#define NOTIFY_SETTLE_MS 20
 
 struct conn {
 	union stream h;
@@ -114,6 +116,7 @@ struct smt_api {
 	struct conn *run_head, *run_tail;
 	uv_idle_t idle;
 	uv_timer_t pace;         /* the pause after a long step */
+	uv_timer_t settle;       /* held long polls answered when it fires */
 	int idle_init;
 	int pacing;
 	unsigned renders;        /* connections whose answer is rendering */
@@ -149,6 +152,20 @@ static void api_release(struct smt_api *api)
 
 static void on_idle(uv_idle_t *idle);
 
+/* The handles of the run queue and of the long polls, made when first
+ * needed. */
+static void run_queue_init(struct smt_api *api)
+{
+	if (api->idle_init)
+		return;
+	uv_idle_init(api->loop, &api->idle);
+	uv_timer_init(api->loop, &api->pace);
+	uv_timer_init(api->loop, &api->settle);
+	api->idle.data = api->pace.data = api->settle.data = api;
+	api->idle_init = 1;
+	api->live += 3;
+}
+
 static void run_queue_add(struct conn *c)
 {
 	struct smt_api *api = c->api;
@@ -157,13 +174,7 @@ static void run_queue_add(struct conn *c)
 	 * (the leader's) are served at once, in conn_after. */
 	if (c->on_run_queue || c->closing || api->closing)
 		return;
-	if (!api->idle_init) {
-		uv_idle_init(api->loop, &api->idle);
-		uv_timer_init(api->loop, &api->pace);
-		api->idle.data = api->pace.data = api;
-		api->idle_init = 1;
-		api->live += 2;
-	}
+	run_queue_init(api);
 	c->on_run_queue = 1;
 	c->run_next = NULL;
 	c->run_prev = api->run_tail;
@@ -653,8 +664,9 @@ static void conn_after(struct conn *c, int r)
 	conn_schedule(c);
 }
 
-void smt_api_notify(struct smt_api *api)
+static void on_settle(uv_timer_t *t)
 {
+	struct smt_api *api = t->data;
 	struct conn *next;
 
 	for (struct conn *c = api->conns; c; c = next) {
@@ -662,6 +674,22 @@ void smt_api_notify(struct smt_api *api)
 		if (!c->closing && smt_httpconn_held(c->http) && !smt_httpconn_held_lines(c->http))
 			conn_after(c, conn_release(c));
 	}
+}
+
+/*
+ * Held long polls are answered NOTIFY_SETTLE_MS after the first change,
+ * with every change made meanwhile: the last rank's end and the job's
+ * final state, a moment apart, reach a client in one answer, and the
+ * daemon may be gone before the client could ask again.  A closing server
+ * answers them at once (smt_api_close).
+ */
+void smt_api_notify(struct smt_api *api)
+{
+	if (api->closing)
+		return;
+	run_queue_init(api);
+	if (!uv_is_active((uv_handle_t *)&api->settle))
+		uv_timer_start(&api->settle, on_settle, NOTIFY_SETTLE_MS, 0);
 }
 
 void smt_api_notify_lines(struct smt_api *api)
@@ -1161,6 +1189,7 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 		uv_idle_stop(&api->idle);
 		uv_close((uv_handle_t *)&api->idle, on_idle_closed);
 		uv_close((uv_handle_t *)&api->pace, on_idle_closed);
+		uv_close((uv_handle_t *)&api->settle, on_idle_closed);
 		api->idle_init = 0;
 	}
 	if (api->live == 0)

@@ -176,7 +176,8 @@ int smt_api_listen_tcp(struct smt_api *api, const char *addr_port);
 /* The port of the TCP listener, or -ENOENT when there is none. */
 int smt_api_tcp_port(const struct smt_api *api);
 
-/* The status changed: answer every held long poll now. */
+/* The status changed: every held long poll is answered 20 ms from the
+ * first change not yet answered, with whatever changed meanwhile. */
 void smt_api_notify(struct smt_api *api);
 /* The rank output grew: answer the held GET /v1/lines that can be now. */
 void smt_api_notify_lines(struct smt_api *api);

@@ -17,9 +17,20 @@ wait_state() { # wait_state STATE
 		sleep 0.05
 	done
 }
-hold() { # hold NAME: a long poll on the current generation, in the background
+# hold NAME: long polls in the background, each on the generation the last
+# one answered, as a client that follows the job does (a rank's end is a
+# change too); the last answer before a final state or the daemon's exit
+# is kept in NAME.held.
+hold() {
 	gen=$(get /v1/status >/dev/null; sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$T/body")
-	curl -s --unix-socket "$S" "http://localhost/v1/status?wait=$gen&timeout=30000" >"$T/$1.held" &
+	(
+		while curl -s --unix-socket "$S" -o "$T/$1.next" \
+			"http://localhost/v1/status?wait=$gen&timeout=30000" && [ -s "$T/$1.next" ]; do
+			mv "$T/$1.next" "$T/$1.held"
+			grep -qE '"state":"(succeeded|failed|stopped)"' "$T/$1.held" && break
+			gen=$(sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$T/$1.held")
+		done
+	) &
 	HELD=$!
 	# Held once the daemon counts two connections: the poll and ours.
 	i=0
