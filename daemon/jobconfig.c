@@ -17,47 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "strv.h"
 #include "jobconfig.h"
+#include "strv.h"
+#include "textesc.h"
 
 #define RC_NAME "resourceconfig.json"
 #define HP_NAME "hyperparameters.json"
 #define IDC_NAME "inputdataconfig.json"
-
-/*
- * The message, with every control character that a file, a name or a
- * variable brought into it escaped (\n, \r, \t, \xHH): one line, always.
- */
-static void __attribute__((format(printf, 3, 4)))
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	char raw[4096];
-	va_list ap;
-	size_t o = 0;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	for (const char *p = raw; *p && o + 1 < errlen; p++) {
-		unsigned char c = (unsigned char)*p;
-		char esc[8];
-		size_t n;
-
-		if (c >= 0x20 && c != 0x7f) {
-			err[o++] = (char)c;
-			continue;
-		}
-		n = (size_t)snprintf(esc, sizeof(esc), c == '\n' ? "\\n" : c == '\r' ? "\\r" :
-				     c == '\t' ? "\\t" : "\\x%02x", c);
-		if (o + n + 1 > errlen)
-			break;
-		memcpy(err + o, esc, n);
-		o += n;
-	}
-	err[o] = '\0';
-}
 
 /* A value quoted for a message: compact JSON, cut short so one line stays
  * readable (JSON escaping already keeps it on one line). */
@@ -114,28 +80,28 @@ int smt_config_read_file(const char *path, char **bufp, size_t *lenp, char *err,
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -ENOENT;
-		seterr(err, errlen, "%s: cannot open: %s; make it a readable file", path,
+		smt_errorf(err, errlen, "%s: cannot open: %s; make it a readable file", path,
 		       strerror(errno));
 		return -EINVAL;
 	}
 	if (fstat(fd, &st) < 0) {
-		seterr(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+		smt_errorf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		seterr(err, errlen, "%s: is %s, not a regular file; replace it with a JSON file",
+		smt_errorf(err, errlen, "%s: is %s, not a regular file; replace it with a JSON file",
 		       path, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
 		       S_ISSOCK(st.st_mode) ? "a socket" : "a device");
 		goto out;
 	}
 	if (st.st_size > SMT_CONFIG_MAX_BYTES) {
-		seterr(err, errlen, "%s: is %lld bytes, larger than the limit of %d; shrink it",
+		smt_errorf(err, errlen, "%s: is %lld bytes, larger than the limit of %d; shrink it",
 		       path, (long long)st.st_size, SMT_CONFIG_MAX_BYTES);
 		goto out;
 	}
 	buf = malloc(SMT_CONFIG_MAX_BYTES + 2);
 	if (!buf) {
-		seterr(err, errlen, "%s: out of memory", path);
+		smt_errorf(err, errlen, "%s: out of memory", path);
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -146,7 +112,7 @@ int smt_config_read_file(const char *path, char **bufp, size_t *lenp, char *err,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+			smt_errorf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 			goto out;
 		}
 		if (n == 0)
@@ -154,7 +120,7 @@ int smt_config_read_file(const char *path, char **bufp, size_t *lenp, char *err,
 		len += (size_t)n;
 	}
 	if (len > SMT_CONFIG_MAX_BYTES) {
-		seterr(err, errlen, "%s: is larger than the limit of %d bytes; shrink it", path,
+		smt_errorf(err, errlen, "%s: is larger than the limit of %d bytes; shrink it", path,
 		       SMT_CONFIG_MAX_BYTES);
 		goto out;
 	}
@@ -177,24 +143,24 @@ int smt_config_parse_object(const char *path, const char *buf, size_t len, json_
 
 	*out = NULL;
 	if (len > SMT_CONFIG_MAX_BYTES) {
-		seterr(err, errlen, "%s: is larger than the limit of %d bytes; shrink it", path,
+		smt_errorf(err, errlen, "%s: is larger than the limit of %d bytes; shrink it", path,
 		       SMT_CONFIG_MAX_BYTES);
 		return -EINVAL;
 	}
 	if (smt_json_too_deep(buf, len, SMT_CONFIG_MAX_DEPTH)) {
-		seterr(err, errlen, "%s: nested deeper than %d levels; flatten it", path,
+		smt_errorf(err, errlen, "%s: nested deeper than %d levels; flatten it", path,
 		       SMT_CONFIG_MAX_DEPTH);
 		return -EINVAL;
 	}
 	/* JSON_ALLOW_NUL stays off: a NUL inside a string is rejected. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		seterr(err, errlen, "%s: line %d column %d: not valid UTF-8 JSON: %s; fix the file",
+		smt_errorf(err, errlen, "%s: line %d column %d: not valid UTF-8 JSON: %s; fix the file",
 		       path, jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
 	}
 	if (!json_is_object(root)) {
-		seterr(err, errlen, "%s: the top level is %s, not a JSON object; write {...}", path,
+		smt_errorf(err, errlen, "%s: the top level is %s, not a JSON object; write {...}", path,
 		       json_is_array(root) ? "an array" : json_is_string(root) ? "a string" :
 		       "a scalar");
 		json_decref(root);
@@ -325,19 +291,19 @@ static int host_list(const char *path, const char *field, json_t *arr, char **al
 	*out = NULL;
 	*nout = 0;
 	if (!arr) {
-		seterr(err, errlen, "%s: %s: missing; list the job's hosts, e.g. [\"algo-1\"]",
+		smt_errorf(err, errlen, "%s: %s: missing; list the job's hosts, e.g. [\"algo-1\"]",
 		       path, field);
 		return -EINVAL;
 	}
 	if (!json_is_array(arr)) {
 		show(arr, v, sizeof(v));
-		seterr(err, errlen, "%s: %s: %s is not an array of host names; write [\"algo-1\", ...]",
+		smt_errorf(err, errlen, "%s: %s: %s is not an array of host names; write [\"algo-1\", ...]",
 		       path, field, v);
 		return -EINVAL;
 	}
 	n = json_array_size(arr);
 	if (n == 0) {
-		seterr(err, errlen, "%s: %s: is empty; list at least one host", path, field);
+		smt_errorf(err, errlen, "%s: %s: is empty; list at least one host", path, field);
 		return -EINVAL;
 	}
 	list = calloc(n + 1, sizeof(*list));
@@ -348,29 +314,29 @@ static int host_list(const char *path, const char *field, json_t *arr, char **al
 
 		show(h, v, sizeof(v));
 		if (!json_is_string(h)) {
-			seterr(err, errlen, "%s: %s[%zu]: %s is not a string; write host names as strings",
+			smt_errorf(err, errlen, "%s: %s[%zu]: %s is not a string; write host names as strings",
 			       path, field, i, v);
 			goto fail;
 		}
 		if (strlen(name) != json_string_length(h) || !smt_valid_hostname(name)) {
-			seterr(err, errlen,
+			smt_errorf(err, errlen,
 			       "%s: %s[%zu]: %s is not a valid host name (RFC 1123: letters, digits, '-' and '.', labels of at most 63 and names of at most 253 characters); fix the host list",
 			       path, field, i, v);
 			goto fail;
 		}
 		long first = same_host(list, i, name);
 		if (first >= 0 && strcmp(list[first], name) == 0) {
-			seterr(err, errlen, "%s: %s[%zu]: %s appears twice; list each host once",
+			smt_errorf(err, errlen, "%s: %s[%zu]: %s appears twice; list each host once",
 			       path, field, i, v);
 			goto fail;
 		}
 		if (first >= 0) {
-			seterr(err, errlen, "%s: %s[%zu]: %s is the same host as %s[%ld] \"%s\" (host names are not case-sensitive); list each host once",
+			smt_errorf(err, errlen, "%s: %s[%zu]: %s is the same host as %s[%ld] \"%s\" (host names are not case-sensitive); list each host once",
 			       path, field, i, v, field, first, list[first]);
 			goto fail;
 		}
 		if (all && !in_list(all, nall, name)) {
-			seterr(err, errlen, "%s: %s[%zu]: %s is not in hosts; name only hosts of the job",
+			smt_errorf(err, errlen, "%s: %s[%zu]: %s is not in hosts; name only hosts of the job",
 			       path, field, i, v);
 			goto fail;
 		}
@@ -401,7 +367,7 @@ static int opt_string(const char *path, json_t *obj, const char *field, char **o
 		return 0;
 	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
 		show(v, shown, sizeof(shown));
-		seterr(err, errlen, "%s: %s: %s is not a string; fix the value", path, field, shown);
+		smt_errorf(err, errlen, "%s: %s: %s is not a string; fix the value", path, field, shown);
 		return -EINVAL;
 	}
 	*out = strdup(json_string_value(v));
@@ -419,7 +385,7 @@ static int read_groups(struct smt_jobconfig *cfg, json_t *arr, char *err, size_t
 	if (!arr)
 		return 0;
 	if (!json_is_array(arr)) {
-		seterr(err, errlen, "%s: instance_groups: is not an array; write [{\"instance_group_name\": ..., \"hosts\": [...]}]",
+		smt_errorf(err, errlen, "%s: instance_groups: is not an array; write [{\"instance_group_name\": ..., \"hosts\": [...]}]",
 		       path);
 		return -EINVAL;
 	}
@@ -432,7 +398,7 @@ static int read_groups(struct smt_jobconfig *cfg, json_t *arr, char *err, size_t
 		cfg->ngroups = i + 1;
 		snprintf(field, sizeof(field), "instance_groups[%zu]", i);
 		if (!json_is_object(g)) {
-			seterr(err, errlen, "%s: %s: is not an object; write {\"instance_group_name\": ..., \"hosts\": [...]}",
+			smt_errorf(err, errlen, "%s: %s: is not an object; write {\"instance_group_name\": ..., \"hosts\": [...]}",
 			       path, field);
 			return -EINVAL;
 		}
@@ -440,17 +406,17 @@ static int read_groups(struct smt_jobconfig *cfg, json_t *arr, char *err, size_t
 		if ((rc = opt_string(path, g, "instance_group_name", &grp->name, err, errlen)) < 0) {
 			/* Re-point the message at the indexed field. */
 			show(json_object_get(g, "instance_group_name"), shown, sizeof(shown));
-			seterr(err, errlen, "%s: %s: %s is not a string; name the group", path, field,
+			smt_errorf(err, errlen, "%s: %s: %s is not a string; name the group", path, field,
 			       shown);
 			return rc;
 		}
 		if (!grp->name || !*grp->name) {
-			seterr(err, errlen, "%s: %s: missing or empty; name the group", path, field);
+			smt_errorf(err, errlen, "%s: %s: missing or empty; name the group", path, field);
 			return -EINVAL;
 		}
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(cfg->groups[j].name, grp->name) == 0) {
-				seterr(err, errlen, "%s: %s: \"%s\" appears twice; give each group its own name",
+				smt_errorf(err, errlen, "%s: %s: \"%s\" appears twice; give each group its own name",
 				       path, field, grp->name);
 				return -EINVAL;
 			}
@@ -481,18 +447,18 @@ static int read_resource(struct smt_jobconfig *cfg, json_t *rc_json, const char 
 	v = json_object_get(rc_json, "current_host");
 	if (current_host) {
 		if (!smt_valid_hostname(current_host) || !in_list(cfg->hosts, cfg->nhosts, current_host)) {
-			seterr(err, errlen, "%s: hosts: the current host \"%s\" (--current-host, SMTD_CURRENT_HOST) is not in hosts; give one of the listed hosts",
+			smt_errorf(err, errlen, "%s: hosts: the current host \"%s\" (--current-host, SMTD_CURRENT_HOST) is not in hosts; give one of the listed hosts",
 			       path, current_host);
 			return -EINVAL;
 		}
 	} else if (!v) {
-		seterr(err, errlen, "%s: current_host: missing; name this host, one of hosts", path);
+		smt_errorf(err, errlen, "%s: current_host: missing; name this host, one of hosts", path);
 		return -EINVAL;
 	} else {
 		show(v, shown, sizeof(shown));
 		if (!json_is_string(v) ||
 		    !in_list(cfg->hosts, cfg->nhosts, json_string_value(v))) {
-			seterr(err, errlen, "%s: current_host: %s is not in hosts; name this host, one of hosts",
+			smt_errorf(err, errlen, "%s: current_host: %s is not in hosts; name this host, one of hosts",
 			       path, shown);
 			return -EINVAL;
 		}
@@ -504,7 +470,7 @@ static int read_resource(struct smt_jobconfig *cfg, json_t *rc_json, const char 
 		return rc;
 	if (cfg->iface && !smt_valid_ifname(cfg->iface)) {
 		show(json_object_get(rc_json, "network_interface_name"), shown, sizeof(shown));
-		seterr(err, errlen, "%s: network_interface_name: %s is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name",
+		smt_errorf(err, errlen, "%s: network_interface_name: %s is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name",
 		       path, shown);
 		return -EINVAL;
 	}
@@ -522,7 +488,7 @@ static int read_resource(struct smt_jobconfig *cfg, json_t *rc_json, const char 
 			if (strcmp(cfg->groups[i].name, cfg->current_group) == 0)
 				break;
 		if (i == cfg->ngroups) {
-			seterr(err, errlen, "%s: current_group_name: \"%s\" is not one of instance_groups; fix the group name",
+			smt_errorf(err, errlen, "%s: current_group_name: \"%s\" is not one of instance_groups; fix the group name",
 			       path, cfg->current_group);
 			return -EINVAL;
 		}
@@ -538,14 +504,14 @@ static int synthesize_resource(struct smt_jobconfig *cfg, const char *current_ho
 
 	if (!current_host) {
 		if (gethostname(name, sizeof(name) - 1) < 0) {
-			seterr(err, errlen, "%s: absent, and gethostname failed: %s; give --current-host",
+			smt_errorf(err, errlen, "%s: absent, and gethostname failed: %s; give --current-host",
 			       cfg->rc_path, strerror(errno));
 			return -EINVAL;
 		}
 		current_host = name;
 	}
 	if (!smt_valid_hostname(current_host)) {
-		seterr(err, errlen, "%s: absent, and this host's name \"%.64s\" is not a valid host name (RFC 1123); give --current-host",
+		smt_errorf(err, errlen, "%s: absent, and this host's name \"%.64s\" is not a valid host name (RFC 1123); give --current-host",
 		       cfg->rc_path, current_host);
 		return -EINVAL;
 	}
@@ -581,7 +547,7 @@ static int hp_count(const char *path, const char *key, json_t *raw, json_t *v, l
 	}
 	/* A number that is right but badly written is shown as written. */
 	show(in_range ? raw : v, shown, sizeof(shown));
-	seterr(err, errlen, "%s: %s: %s is not a positive integer (1 to %ld); fix the value",
+	smt_errorf(err, errlen, "%s: %s: %s is not a positive integer (1 to %ld); fix the value",
 	       path, key, shown, SMT_MAX_PROCESSES);
 	return -EINVAL;
 }
@@ -608,7 +574,7 @@ static int hp_seconds(const char *path, const char *key, json_t *raw, json_t *v,
 		return 0;
 	}
 	show(raw, shown, sizeof(shown));
-	seterr(err, errlen, "%s: %s: %s is not a number of seconds from 1 to 1000000000; fix the "
+	smt_errorf(err, errlen, "%s: %s: %s is not a number of seconds from 1 to 1000000000; fix the "
 	       "value", path, key, shown);
 	return -EINVAL;
 }
@@ -623,7 +589,7 @@ static int hp_string(const char *path, const char *key, json_t *v, char **out, c
 		return *out ? 0 : -ENOMEM;
 	}
 	show(v, shown, sizeof(shown));
-	seterr(err, errlen, "%s: %s: %s is not a string; fix the value", path, key, shown);
+	smt_errorf(err, errlen, "%s: %s: %s is not a string; fix the value", path, key, shown);
 	return -EINVAL;
 }
 
@@ -636,7 +602,7 @@ static int hp_dist_groups(struct smt_jobconfig *cfg, json_t *v, char *err, size_
 
 	if (!json_is_array(v)) {
 		show(v, shown, sizeof(shown));
-		seterr(err, errlen, "%s: %s: %s is not an array of instance group names; fix the value",
+		smt_errorf(err, errlen, "%s: %s: %s is not an array of instance group names; fix the value",
 		       cfg->hp_path, key, shown);
 		return -EINVAL;
 	}
@@ -651,7 +617,7 @@ static int hp_dist_groups(struct smt_jobconfig *cfg, json_t *v, char *err, size_
 			if (strcmp(cfg->groups[j].name, json_string_value(g)) == 0)
 				break;
 		if (!json_is_string(g) || j == cfg->ngroups) {
-			seterr(err, errlen, "%s: %s[%zu]: %s is not one of the instance groups of %s; fix the name",
+			smt_errorf(err, errlen, "%s: %s[%zu]: %s is not one of the instance groups of %s; fix the name",
 			       cfg->hp_path, key, i, shown, cfg->rc_path);
 			return -EINVAL;
 		}
@@ -682,7 +648,7 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 		if (!v)
 			return -ENOMEM;
 		if (!*key || strchr(key, '=')) {
-			seterr(err, errlen, "%s: \"%s\": a hyperparameter name must be non-empty and without '='; rename it",
+			smt_errorf(err, errlen, "%s: \"%s\": a hyperparameter name must be non-empty and without '='; rename it",
 			       path, key);
 			rc = -EINVAL;
 		} else if (strcmp(key, "sagemaker_program") == 0) {
@@ -692,7 +658,7 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 				cfg->mpi_enabled = json_is_true(v);
 			} else {
 				show(v, shown, sizeof(shown));
-				seterr(err, errlen, "%s: %s: %s is not true or false; fix the value",
+				smt_errorf(err, errlen, "%s: %s: %s is not true or false; fix the value",
 				       path, key, shown);
 				rc = -EINVAL;
 			}
@@ -748,7 +714,7 @@ static int read_distribution(struct smt_jobconfig *cfg, char *err, size_t errlen
 			continue;
 		if (!json_is_boolean(v)) {
 			show(v, shown, sizeof(shown));
-			seterr(err, errlen, "%s: %s: %s is not true or false; fix the value",
+			smt_errorf(err, errlen, "%s: %s: %s is not true or false; fix the value",
 			       cfg->hp_path, flags[i], shown);
 			return -EINVAL;
 		}
@@ -784,7 +750,7 @@ static int read_inputdata(struct smt_jobconfig *cfg, json_t *idc, char *err, siz
 			ok = isascii((unsigned char)name[i]) &&
 			     (isalnum((unsigned char)name[i]) || strchr("._-", name[i]));
 		if (!ok) {
-			seterr(err, errlen, "%s: \"%.64s\": not a valid channel name (1 to 64 letters, digits, '.', '_', '-'); rename the channel",
+			smt_errorf(err, errlen, "%s: \"%.64s\": not a valid channel name (1 to 64 letters, digits, '.', '_', '-'); rename the channel",
 			       cfg->idc_path, name);
 			return -EINVAL;
 		}
@@ -852,7 +818,7 @@ int smt_jobconfig_parse(const char *root, const char *rc_buf, size_t rc_len,
 	rc = 0;
 out:
 	if (rc == -ENOMEM)
-		seterr(err, errlen, "out of memory while reading the configuration");
+		smt_errorf(err, errlen, "out of memory while reading the configuration");
 	json_decref(rc_json);
 	json_decref(hp_json);
 	json_decref(idc_json);

@@ -27,6 +27,7 @@
 #include "shellwords.h"
 #include "smenv.h"
 #include "strv.h"
+#include "textesc.h"
 
 #ifndef SMT_PRELOAD_DEFAULT
 #define SMT_PRELOAD_DEFAULT "/usr/local/lib/libsmthostname.so"
@@ -61,55 +62,7 @@ struct smt_plan {
 	char *root; /* absolute */
 };
 
-static void __attribute__((format(printf, 3, 4)))
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-
-/* A growable NULL-terminated vector of owned strings. */
-struct strv {
-	char **v;
-	size_t n, cap;
-};
-
-static int strv_push(struct strv *s, const char *str)
-{
-	if (s->n + 2 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **p = realloc(s->v, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
-	if (!(s->v[s->n] = strdup(str)))
-		return -ENOMEM;
-	s->v[++s->n] = NULL;
-	return 0;
-}
-
-static int strv_pushf(struct strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int strv_pushf(struct strv *s, const char *fmt, ...)
-{
-	va_list ap;
-	char *str;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&str, fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		return -ENOMEM;
-	rc = strv_push(s, str);
-	free(str);
-	return rc;
-}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -338,11 +291,11 @@ static int refuse_unsupported(const struct smt_plan *p, char *err, size_t errlen
 			continue;
 		shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		if (f)
-			seterr(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
+			smt_errorf(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
 			       SMT_LAUNCHES "; run this job with the SageMaker training toolkit, or choose a launch with --launch",
 			       p->cfg->hp_path, key, shown ? shown : "true", f->what);
 		else
-			seterr(err, errlen, "%s: %s: %.40s enables what smtd takes for a distribution it does not know; "
+			smt_errorf(err, errlen, "%s: %s: %.40s enables what smtd takes for a distribution it does not know; "
 			       SMT_LAUNCHES "; set it to false, or choose a launch with --launch",
 			       p->cfg->hp_path, key, shown ? shown : "true");
 		free(shown);
@@ -474,7 +427,7 @@ static char *arg_value(json_t *v)
 
 static int user_args(struct smt_plan *p)
 {
-	struct strv s = { 0 };
+	struct smt_strvbuf s = { 0 };
 	size_t n = json_object_size(p->cfg->user_hps), i = 0;
 	const char **keys = calloc(n + 1, sizeof(*keys));
 	const char *key;
@@ -492,9 +445,9 @@ static int user_args(struct smt_plan *p)
 
 		if (!val)
 			goto out;
-		rc = strv_pushf(&s, "%s%s", strlen(keys[i]) > 1 ? "--" : "-", keys[i]);
+		rc = smt_strvbuf_addf(&s, "%s%s", strlen(keys[i]) > 1 ? "--" : "-", keys[i]);
 		if (rc == 0)
-			rc = strv_push(&s, val);
+			rc = smt_strvbuf_add(&s, val);
 		free(val);
 		if (rc < 0)
 			goto out;
@@ -524,7 +477,7 @@ static int refuse_package(const struct smt_plan *p, const char *program, char *e
 	snprintf(path, sizeof(path), "%s/setup.py", p->code_dir);
 	if (stat(path, &st) < 0)
 		return 0;
-	seterr(err, errlen, "%s: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m %.*s); smtd installs nothing and would run %s as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --",
+	smt_errorf(err, errlen, "%s: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m %.*s); smtd installs nothing and would run %s as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --",
 	       path, (int)(dot && strcmp(dot, ".py") == 0 ? dot - program : (int)strlen(program)),
 	       program, program);
 	return -EINVAL;
@@ -534,7 +487,7 @@ static int rank_command(struct smt_plan *p, char *err, size_t errlen)
 {
 	const struct smt_options *o = &p->opts;
 	int distributed = p->role != SMT_ROLE_STANDALONE;
-	struct strv s = { 0 };
+	struct smt_strvbuf s = { 0 };
 	const char *program;
 	const char *dot;
 	struct stat st;
@@ -551,14 +504,14 @@ static int rank_command(struct smt_plan *p, char *err, size_t errlen)
 		return rc;
 	if (o->command) {
 		for (int i = 0; i < o->command_argc; i++)
-			if ((rc = strv_push(&s, o->command[i])) < 0)
+			if ((rc = smt_strvbuf_add(&s, o->command[i])) < 0)
 				goto out;
 		p->rank_argv = s.v;
 		return 0;
 	}
 	program = o->program ? o->program : p->cfg->program;
 	if (!program || !*program) {
-		seterr(err, errlen, "%s: sagemaker_program: missing; name the program to run there, in SAGEMAKER_PROGRAM or --program, or give a command after --",
+		smt_errorf(err, errlen, "%s: sagemaker_program: missing; name the program to run there, in SAGEMAKER_PROGRAM or --program, or give a command after --",
 		       p->cfg->hp_path);
 		return -EINVAL;
 	}
@@ -569,22 +522,22 @@ static int rank_command(struct smt_plan *p, char *err, size_t errlen)
 	dot = strrchr(program, '.');
 	rc = 0;
 	if (dot && strcmp(dot, ".py") == 0) {
-		rc |= strv_push(&s, "python3");
+		rc |= smt_strvbuf_add(&s, "python3");
 		if (distributed && (p->launch == SMT_LAUNCH_MPI || p->launch == SMT_LAUNCH_SMDDP)) {
 			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason). */
-			rc |= strv_push(&s, "-m");
-			rc |= strv_push(&s, "mpi4py");
+			rc |= smt_strvbuf_add(&s, "-m");
+			rc |= smt_strvbuf_add(&s, "mpi4py");
 		} else if (distributed && p->launch == SMT_LAUNCH_TORCHRUN) {
 			/* What torchrun runs for a script without --no_python. */
-			rc |= strv_push(&s, "-u");
+			rc |= smt_strvbuf_add(&s, "-u");
 		}
 	}
 	if (program[0] == '/')
-		rc |= strv_push(&s, program);
+		rc |= smt_strvbuf_add(&s, program);
 	else
-		rc |= strv_pushf(&s, "%s/%s", p->code_dir, program);
+		rc |= smt_strvbuf_addf(&s, "%s/%s", p->code_dir, program);
 	for (char **a = p->user_args; *a; a++)
-		rc |= strv_push(&s, *a);
+		rc |= smt_strvbuf_add(&s, *a);
 	if (rc) {
 		rc = -ENOMEM;
 		goto out;
@@ -639,7 +592,7 @@ static int environment(struct smt_plan *p, char **envp)
 		.num_neurons = p->num_neurons,
 		.num_cpus = sysconf(_SC_NPROCESSORS_ONLN),
 	};
-	struct strv names = { 0 }, fwd = { 0 }, env = { 0 };
+	struct smt_strvbuf names = { 0 }, fwd = { 0 }, env = { 0 };
 	json_t *vars = NULL;
 	const char *name;
 	json_t *v;
@@ -655,14 +608,14 @@ static int environment(struct smt_plan *p, char **envp)
 	    torchrun_vars(p, vars) < 0)
 		goto nomem;
 	json_object_foreach(vars, name, v)
-		if (strv_push(&names, name) < 0)
+		if (smt_strvbuf_add(&names, name) < 0)
 			goto nomem;
 	if (!names.v)
 		goto nomem;
 	qsort(names.v, names.n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < names.n; i++)
 		if (strncmp(names.v[i], "SM_", 3) == 0 && !smt_smenv_host_specific(names.v[i]) &&
-		    strv_push(&fwd, names.v[i]) < 0)
+		    smt_strvbuf_add(&fwd, names.v[i]) < 0)
 			goto nomem;
 	for (char **e = envp; e && *e; e++) {
 		size_t len = strcspn(*e, "=");
@@ -674,11 +627,11 @@ static int environment(struct smt_plan *p, char **envp)
 			if (json_object_get(vars, nm))
 				continue;
 		}
-		if (strv_push(&env, *e) < 0)
+		if (smt_strvbuf_add(&env, *e) < 0)
 			goto nomem;
 	}
 	for (size_t i = 0; i < names.n; i++)
-		if (strv_pushf(&env, "%s=%s", names.v[i],
+		if (smt_strvbuf_addf(&env, "%s=%s", names.v[i],
 			       json_string_value(json_object_get(vars, names.v[i]))) < 0)
 			goto nomem;
 	if (!fwd.v && !(fwd.v = calloc(1, sizeof(char *))))
@@ -721,7 +674,7 @@ static int hostfile(struct smt_plan *p)
 static int warn(struct smt_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int warn(struct smt_plan *p, const char *fmt, ...)
 {
-	struct strv s = { .v = p->warnings, .n = smt_strv_len(p->warnings) };
+	struct smt_strvbuf s = { .v = p->warnings, .n = smt_strv_len(p->warnings) };
 	va_list ap;
 	char *msg;
 	int rc;
@@ -732,7 +685,7 @@ static int warn(struct smt_plan *p, const char *fmt, ...)
 	va_end(ap);
 	if (rc < 0)
 		return -ENOMEM;
-	rc = strv_push(&s, msg);
+	rc = smt_strvbuf_add(&s, msg);
 	free(msg);
 	p->warnings = s.v;
 	return rc;
@@ -747,16 +700,16 @@ static int installed(const char *prog, char **envp)
 static int launcher(struct smt_plan *p)
 {
 	const struct smt_options *o = &p->opts;
-	struct strv s = { 0 };
+	struct smt_strvbuf s = { 0 };
 	int rc = 0;
 
-	rc |= strv_push(&s, o->smtctl_path);
+	rc |= smt_strvbuf_add(&s, o->smtctl_path);
 	if (strcmp(o->socket_path, SMT_SOCKET_DEFAULT) != 0) {
-		rc |= strv_push(&s, "--socket");
-		rc |= strv_push(&s, o->socket_path);
+		rc |= smt_strvbuf_add(&s, "--socket");
+		rc |= smt_strvbuf_add(&s, o->socket_path);
 	}
-	rc |= strv_push(&s, "rank");
-	rc |= strv_push(&s, "--");
+	rc |= smt_strvbuf_add(&s, "rank");
+	rc |= smt_strvbuf_add(&s, "--");
 	p->launcher = s.v;
 	return rc ? -ENOMEM : 0;
 }
@@ -784,7 +737,7 @@ static int check_remote_paths(const struct smt_plan *p, char *err, size_t errlen
 			snprintf(shown, sizeof(shown), "\\x%02x", (unsigned char)bad);
 		else
 			snprintf(shown, sizeof(shown), "%c", bad);
-		seterr(err, errlen, "%s: \"%.200s\" has '%s', which the shell of the other hosts would interpret: the path reaches them on the command lines that ssh and mpirun's orte_launch_agent run there; choose a path without $ ` \" \\ or control characters",
+		smt_errorf(err, errlen, "%s: \"%.200s\" has '%s', which the shell of the other hosts would interpret: the path reaches them on the command lines that ssh and mpirun's orte_launch_agent run there; choose a path without $ ` \" \\ or control characters",
 		       names[i], paths[i], shown);
 		return -EINVAL;
 	}
@@ -827,7 +780,7 @@ static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in 
 		return 0;
 	if (!json_is_object(mp)) {
 		rendered = json_dumps(mp, JSON_ENCODE_ANY | JSON_COMPACT);
-		seterr(err, errlen, "%s: mp_parameters: %.60s is not a JSON object; write the model-parallel parameters as {\"name\": value, ...}",
+		smt_errorf(err, errlen, "%s: mp_parameters: %.60s is not a JSON object; write the model-parallel parameters as {\"name\": value, ...}",
 		       p->cfg->hp_path, rendered ? rendered : "(value)");
 		free(rendered);
 		return -EINVAL;
@@ -836,7 +789,7 @@ static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in 
 		digits = strspn(version, "0123456789");
 		if (digits == 0 || digits > 6 || (version[digits] && version[digits] != '.')) {
 			snprintf(shown, sizeof(shown), "%.60s", version);
-			seterr(err, errlen, "SM_DLC_TORCH_VERSION (smtd's environment): \"%s\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it",
+			smt_errorf(err, errlen, "SM_DLC_TORCH_VERSION (smtd's environment): \"%s\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it",
 			       shown);
 			return -EINVAL;
 		}
@@ -866,7 +819,7 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 						sizeof(mpirun)) == 0 ? mpirun : NULL,
 				  site_btl, sizeof(site_btl));
 	if (have_btl == -ENAMETOOLONG) {
-		seterr(err, errlen, "Open MPI's btl parameter (OMPI_MCA_btl or an "
+		smt_errorf(err, errlen, "Open MPI's btl parameter (OMPI_MCA_btl or an "
 		       "openmpi-mca-params.conf) is longer than %zu bytes; shorten it",
 		       sizeof(site_btl) - 1);
 		return -EINVAL;
@@ -903,14 +856,14 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 	rc = smt_mpiargv_build(&in, &p->mpi_argv, msg, sizeof(msg));
 	if (rc == -EINVAL) {
 		if (o->mpi_options)
-			seterr(err, errlen, "--mpi-options (or SMTD_MPI_OPTIONS): %s; fix the quoting",
+			smt_errorf(err, errlen, "--mpi-options (or SMTD_MPI_OPTIONS): %s; fix the quoting",
 			       msg);
 		else
-			seterr(err, errlen, "%s: %s: %s; fix the quoting", p->cfg->hp_path,
+			smt_errorf(err, errlen, "%s: %s: %s; fix the quoting", p->cfg->hp_path,
 			       smddp ? "sagemaker_distributed_dataparallel_custom_mpi_options" :
 			       "sagemaker_mpi_custom_mpi_options", msg);
 	} else if (rc == -EILSEQ) {
-		seterr(err, errlen, "%s", msg);
+		smt_errorf(err, errlen, "%s", msg);
 		rc = -EINVAL;
 	}
 	return rc;
@@ -922,7 +875,7 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
  */
 static int torchrun_argv(struct smt_plan *p, char **envp)
 {
-	struct strv s = { 0 };
+	struct smt_strvbuf s = { 0 };
 	size_t node = 0;
 	int rc = 0;
 
@@ -930,25 +883,25 @@ static int torchrun_argv(struct smt_plan *p, char **envp)
 		node++;
 	if (smt_env_get(envp, "RUN_NEURON_PARALLEL_COMPILE") &&
 	    strcmp(smt_env_get(envp, "RUN_NEURON_PARALLEL_COMPILE"), "1") == 0)
-		rc |= strv_push(&s, "neuron_parallel_compile");
-	rc |= strv_push(&s, "torchrun");
-	rc |= strv_push(&s, "--nnodes");
-	rc |= strv_pushf(&s, "%zu", p->ndist);
-	rc |= strv_push(&s, "--nproc_per_node");
-	rc |= strv_pushf(&s, "%ld", p->ppn);
+		rc |= smt_strvbuf_add(&s, "neuron_parallel_compile");
+	rc |= smt_strvbuf_add(&s, "torchrun");
+	rc |= smt_strvbuf_add(&s, "--nnodes");
+	rc |= smt_strvbuf_addf(&s, "%zu", p->ndist);
+	rc |= smt_strvbuf_add(&s, "--nproc_per_node");
+	rc |= smt_strvbuf_addf(&s, "%ld", p->ppn);
 	if (p->ndist > 1) {
-		rc |= strv_push(&s, "--master_addr");
-		rc |= strv_push(&s, p->dist_hosts[0]);
-		rc |= strv_push(&s, "--master_port");
-		rc |= strv_push(&s, "7777");
-		rc |= strv_push(&s, "--node_rank");
-		rc |= strv_pushf(&s, "%zu", node);
+		rc |= smt_strvbuf_add(&s, "--master_addr");
+		rc |= smt_strvbuf_add(&s, p->dist_hosts[0]);
+		rc |= smt_strvbuf_add(&s, "--master_port");
+		rc |= smt_strvbuf_add(&s, "7777");
+		rc |= smt_strvbuf_add(&s, "--node_rank");
+		rc |= smt_strvbuf_addf(&s, "%zu", node);
 	}
-	rc |= strv_push(&s, "--no_python");
+	rc |= smt_strvbuf_add(&s, "--no_python");
 	for (char **w = p->launcher; *w; w++)
-		rc |= strv_push(&s, *w);
+		rc |= smt_strvbuf_add(&s, *w);
 	for (char **w = p->rank_argv; *w; w++)
-		rc |= strv_push(&s, *w);
+		rc |= smt_strvbuf_add(&s, *w);
 	p->torchrun_argv = s.v;
 	if (rc)
 		return -ENOMEM;
@@ -976,7 +929,7 @@ static int counts(struct smt_plan *p, char *err, size_t errlen)
 		 * MPI-only sagemaker_mpi_num_processes does not apply. */
 		p->np = (long)p->ndist * p->ppn;
 		if (o->num_processes > 0 && o->num_processes != p->np) {
-			seterr(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld, but %s runs hosts x processes per host (%zu x %ld = %ld); drop it, or set --processes-per-host",
+			smt_errorf(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld, but %s runs hosts x processes per host (%zu x %ld = %ld); drop it, or set --processes-per-host",
 			       o->num_processes, smt_launch_name(p->launch), p->ndist, p->ppn, p->np);
 			return -EINVAL;
 		}
@@ -985,10 +938,10 @@ static int counts(struct smt_plan *p, char *err, size_t errlen)
 	p->np = o->num_processes > 0 ? o->num_processes : p->cfg->num_processes;
 	if (p->np > 0 && mpi && (size_t)p->np > p->ndist * (size_t)p->ppn) {
 		if (o->num_processes > 0)
-			seterr(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
+			smt_errorf(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
 			       p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
 		else
-			seterr(err, errlen, "%s: sagemaker_mpi_num_processes: %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
+			smt_errorf(err, errlen, "%s: sagemaker_mpi_num_processes: %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
 			       p->cfg->hp_path, p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
 		return -EINVAL;
 	}
@@ -1064,7 +1017,7 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	rc = 0;
 out:
 	if (rc == -ENOMEM)
-		seterr(err, errlen, "out of memory while planning the job");
+		smt_errorf(err, errlen, "out of memory while planning the job");
 	smt_plan_free(p);
 	return rc;
 }

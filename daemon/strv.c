@@ -1,6 +1,9 @@
-/* strv.c - NULL-terminated string arrays. */
+/* strv.c - NULL-terminated string arrays (strv.h). */
 #include "config.h"
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,4 +35,41 @@ void smt_strv_free(char **v)
 	for (char **p = v; *p; p++)
 		free(*p);
 	free(v);
+}
+
+int smt_strvbuf_take(struct smt_strvbuf *b, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	if (b->n + 2 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16;
+		char **v = realloc(b->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n++] = s;
+	b->v[b->n] = NULL;
+	return 0;
+}
+
+int smt_strvbuf_add(struct smt_strvbuf *b, const char *s)
+{
+	return smt_strvbuf_take(b, strdup(s));
+}
+
+int smt_strvbuf_addf(struct smt_strvbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return smt_strvbuf_take(b, rc < 0 ? NULL : s);
 }

@@ -18,4 +18,18 @@ size_t smt_strv_len(char *const *v);
 /* Free every string of V and V itself; V may be NULL. */
 void smt_strv_free(char **v);
 
+/* An array being built: V is NULL while empty, else NULL-terminated; the
+ * caller keeps V (or frees it with smt_strv_free). */
+struct smt_strvbuf {
+	char **v;
+	size_t n, cap;
+};
+
+/* Append a copy of S, a formatted string, or S itself (taken; freed when
+ * it cannot be added).  0 or -ENOMEM, the array as it was on failure. */
+int smt_strvbuf_add(struct smt_strvbuf *b, const char *s);
+int smt_strvbuf_addf(struct smt_strvbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int smt_strvbuf_take(struct smt_strvbuf *b, char *s);
+
 #endif

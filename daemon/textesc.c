@@ -1,7 +1,9 @@
-/* textesc.c - UTF-8, JSON strings, base64, clean one-line text (textesc.h). */
+/* textesc.c - UTF-8, JSON strings, base64, clean one-line text, one-line messages (textesc.h). */
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,4 +202,34 @@ int smt_text_clean(char *dst, size_t *len, size_t cap, const char *src, size_t n
 	}
 	dst[*len] = '\0';
 	return cut;
+}
+
+void smt_errorf(char *err, size_t errlen, const char *fmt, ...)
+{
+	char raw[4096];
+	va_list ap;
+	size_t o = 0;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	for (const char *p = raw; *p && o + 1 < errlen; p++) {
+		unsigned char c = (unsigned char)*p;
+		char esc[8];
+		size_t n;
+
+		if (c >= 0x20 && c != 0x7f) {
+			err[o++] = (char)c;
+			continue;
+		}
+		n = (size_t)snprintf(esc, sizeof(esc), c == '\n' ? "\\n" : c == '\r' ? "\\r" :
+				     c == '\t' ? "\\t" : "\\x%02x", c);
+		if (o + n + 1 > errlen)
+			break;
+		memcpy(err + o, esc, n);
+		o += n;
+	}
+	err[o] = '\0';
 }

@@ -51,4 +51,12 @@ size_t smt_base64(const unsigned char *p, size_t n, char *out);
  */
 int smt_text_clean(char *dst, size_t *len, size_t cap, const char *src, size_t n);
 
+/*
+ * A message for a person, formatted into ERR (ERRLEN bytes) with every
+ * control character that a file, a name or a variable brought into it
+ * escaped (\n, \r, \t, \xHH): one line, always.  Cut at ERRLEN.
+ */
+void smt_errorf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif
