@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,51 +31,43 @@ static int starts_with(const char *p, size_t n, const char *prefix)
 }
 
 struct msgs {
-	char *text;      /* every line, blanks normalized, joined by '\n' */
-	size_t len, cap;
-	char *flat;      /* the same with '\n' as ' ' */
+	struct smt_dynbuf buf; /* every line, blanks normalized, joined by '\n' */
+	const char *text;      /* its bytes, once collected */
+	size_t len;
+	char *flat;            /* the same with '\n' as ' ' */
 };
 
 static int collect_msg(void *arg, const struct smt_ring_entry *e, const char *p)
 {
 	struct msgs *m = arg;
-	size_t n = e->len;
+	size_t n = e->len, k = 0;
 	int space = 1;
+	char *w = smt_dynbuf_reserve(&m->buf, n + 1);
 
-	if (m->len + n + 2 > m->cap) {
-		size_t cap = m->cap ? m->cap : 4096;
-		char *t;
-
-		while (cap < m->len + n + 2)
-			cap *= 2;
-		t = realloc(m->text, cap);
-		if (!t)
-			return -ENOMEM;
-		m->text = t;
-		m->cap = cap;
-	}
+	if (!w)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		char c = p[i];
 
 		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
 			if (!space)
-				m->text[m->len++] = ' ';
+				w[k++] = ' ';
 			space = 1;
 		} else {
-			m->text[m->len++] = c;
+			w[k++] = c;
 			space = 0;
 		}
 	}
-	if (m->len && m->text[m->len - 1] == ' ')
-		m->len--;
-	m->text[m->len++] = '\n';
-	m->text[m->len] = '\0';
+	if (k && w[k - 1] == ' ')
+		k--;
+	w[k++] = '\n';
+	smt_dynbuf_commit(&m->buf, k);
 	return 0;
 }
 
 static void msgs_free(struct msgs *m)
 {
-	free(m->text);
+	smt_dynbuf_free(&m->buf);
 	free(m->flat);
 }
 
@@ -253,11 +246,15 @@ void smt_mpimsg_parse(const struct smt_ring *msgs, struct smt_mpimsg_facts *out)
 	struct msgs m = { 0 };
 	struct mpirun_facts f;
 
+	/* mpirun's messages are kept in a ring of bounded size. */
+	smt_dynbuf_init(&m.buf, SIZE_MAX / 2);
 	memset(out, 0, sizeof(*out));
 	out->rank = out->code = -1;
 	if (msgs && msgs->count) {
 		smt_ring_foreach(msgs, 0, collect_msg, &m);
-		if (m.text) {
+		m.len = smt_dynbuf_len(&m.buf);
+		m.text = smt_dynbuf_ptr(&m.buf);
+		if (m.len) {
 			m.flat = strdup(m.text);
 			for (char *c = m.flat; c && *c; c++)
 				if (*c == '\n')

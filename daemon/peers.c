@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "curluv.h"
+#include "dynbuf.h"
 #include "log.h"
 #include "logpipe.h"
 #include "peers.h"
@@ -46,8 +47,7 @@ struct req {
 	CURL *easy;
 	struct curl_slist *headers;
 	char *post;
-	char *body;
-	size_t len, cap;
+	struct smt_dynbuf body;   /* the answer, at most MAX_BODY */
 };
 
 struct peer {
@@ -268,20 +268,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
 	struct req *r = userp;
 	size_t n = size * nmemb;
 
-	if (r->len + n > MAX_BODY)
-		return 0;
-	if (r->len + n + 1 > r->cap) {
-		size_t cap = (r->len + n + 1) * 2;
-		char *b = realloc(r->body, cap);
-		if (b == NULL)
-			return 0;
-		r->body = b;
-		r->cap = cap;
-	}
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	r->body[r->len] = '\0';
-	return n;
+	/* Less than N taken fails the transfer: too long, or out of memory. */
+	return smt_dynbuf_add(&r->body, data, n) == 0 ? n : 0;
 }
 
 static void req_free(struct req *r)
@@ -294,7 +282,7 @@ static void req_free(struct req *r)
 	curl_easy_cleanup(r->easy);
 	curl_slist_free_all(r->headers);
 	free(r->post);
-	free(r->body);
+	smt_dynbuf_free(&r->body);
 	free(r);
 }
 
@@ -309,6 +297,7 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 
 	if (r == NULL)
 		return -ENOMEM;
+	smt_dynbuf_init(&r->body, MAX_BODY);
 	r->p = p;
 	r->kind = kind;
 	r->easy = curl_easy_init();
@@ -613,10 +602,9 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 static void lines_answer(struct peer *p, struct req *r)
 {
 	struct smt_peers *ps = p->ps;
-	char *body = r->body;
-	size_t len = r->len;
+	size_t len;
+	char *body = smt_dynbuf_take(&r->body, &len);
 
-	r->body = NULL;
 	if (p->lines_eof) {
 		/* The acknowledgement of the end went through. */
 		free(body);
@@ -659,8 +647,8 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 		snprintf(why, sizeof(why), "HTTP %ld", code);
 	else
 		why[0] = '\0';
-	if (!why[0] && r->body && (r->kind == REQ_PROBE || r->kind == REQ_WATCH)) {
-		st = json_loads(r->body, 0, NULL);
+	if (!why[0] && smt_dynbuf_len(&r->body) && (r->kind == REQ_PROBE || r->kind == REQ_WATCH)) {
+		st = json_loads(smt_dynbuf_ptr(&r->body), 0, NULL);
 		if (!json_is_object(st)) {
 			snprintf(why, sizeof(why), "the answer is not a JSON object");
 			json_decref(st);
