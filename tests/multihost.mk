@@ -13,3 +13,5 @@ TESTS += tests/multihost/test_smtd_job.sh
 EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/test_smtd_job.sh
 TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
+TESTS += tests/multihost/test_launch_smddp.sh
+EXTRA_DIST += tests/multihost/test_launch_smddp.sh tests/helpers/env_probe.py
