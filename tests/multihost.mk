@@ -15,3 +15,5 @@ TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.
 EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 TESTS += tests/multihost/test_launch_smddp.sh
 EXTRA_DIST += tests/multihost/test_launch_smddp.sh tests/helpers/env_probe.py
+TESTS += tests/multihost/test_launch_refused.sh
+EXTRA_DIST += tests/multihost/test_launch_refused.sh
