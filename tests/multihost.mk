@@ -17,3 +17,5 @@ TESTS += tests/multihost/test_launch_smddp.sh
 EXTRA_DIST += tests/multihost/test_launch_smddp.sh tests/helpers/env_probe.py
 TESTS += tests/multihost/test_launch_refused.sh
 EXTRA_DIST += tests/multihost/test_launch_refused.sh
+TESTS += tests/multihost/test_launch_torchrun.sh
+EXTRA_DIST += tests/multihost/test_launch_torchrun.sh tests/helpers/ddp_job.py
