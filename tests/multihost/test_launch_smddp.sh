@@ -4,7 +4,8 @@
 #     stand-in smddprun on PATH: what reached each rank (SMDATAPARALLEL_*,
 #     NCCL_*, EFA variables, its own host's SM_CURRENT_HOST, the image's
 #     variables of its own host's smtd), and that the rank launcher starts
-#     smddprun, which starts the program.
+#     smddprun, which starts the program; and on one host, the single-node
+#     setting.
 #  2. Model parallel (mp_parameters) on the MPI path with a stand-in
 #     smddpmprun: `smddpmprun -i TYPE --allow-bypass` before the program,
 #     NCCL_PROTO=simple and NCCL_ALGO=ring as SM_DLC_TORCH_VERSION says (2.x),
@@ -139,6 +140,36 @@ check_ranks smddp <<'PY'
     assert r["parent"] == "smtctl", r  # smddprun exec'd the program
     se = envfile(os.path.join(D, "rec", "smddprun.%d.env" % rank))
     assert se.get("SMDATAPARALLEL_SERVER_ADDR") == "algo-1" and se.get("SM_CURRENT_HOST") == host, se
+PY
+mh_teardown
+
+# ---- 1b. SMDataParallel on one host: plain host name, the single-node
+# variable, no server ----
+echo "---- smddp1"
+D=$T/smddp1
+mkdir -p "$D/bin" "$D/rec" "$D/out"
+stand_in "$D/bin" smddprun
+mh_setup 1 "$D"
+smtd_hyper 1 '{"sagemaker_program": "\"probe.py\"", "sagemaker_distributed_dataparallel_enabled": "true",
+	"sagemaker_mpi_num_of_processes_per_host": "2", "out": "'"$D"'/out"}'
+cp "$PROBE" "$(mh_host_dir 1)/ml/code/probe.py"
+SMTD_MH_ENV="PATH=$D/bin:$BASE_PATH" smtd_start 1
+code=$(mh_wait 1 60) || fail "the one-host job did not end"
+EXIT_1=$code
+smtd_check 1 0
+/usr/bin/python3 - "$D" <<'PY' || { smtd_show_all; fail "smddp1: what reached the ranks is wrong"; }
+import json, os, sys
+D = sys.argv[1]
+for rank in range(2):
+    r = json.load(open(os.path.join(D, "out", "rank-%d.json" % rank)))
+    e = r["env"]
+    assert r["size"] == 2 and r["gethostname"] == "algo-1", r
+    assert e.get("SMDATAPARALLEL_USE_SINGLENODE") == "1", (rank, e)
+    for absent in ("SMDATAPARALLEL_USE_HOMOGENEOUS", "SMDATAPARALLEL_SERVER_ADDR",
+                   "SMDATAPARALLEL_SERVER_PORT", "SAGEMAKER_INSTANCE_TYPE"):
+        assert absent not in e, (rank, absent, e)
+    assert os.path.exists(os.path.join(D, "rec", "smddprun.%d.argv" % rank)), rank
+print("smddp1: both ranks on one host saw the single-node setting")
 PY
 mh_teardown
 
