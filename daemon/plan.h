@@ -119,7 +119,8 @@ char *const *smt_plan_launcher_argv(const struct smt_plan *plan);
 /* The mpirun argv whatever the role (NULL unless MPI or SMDDP), for reports. */
 char *const *smt_plan_mpi_argv(const struct smt_plan *plan);
 /* The names smt_plan_envp adds or overrides (SM_*, SMTD_RESOURCE_CONFIG,
- * and on torchrun's hosts its NCCL and EFA variables), sorted. */
+ * and on torchrun's hosts its NCCL, EFA and PET_MONITOR_INTERVAL
+ * variables), sorted. */
 char *const *smt_plan_env_names(const struct smt_plan *plan);
 /* network_interface_name (default eth0). */
 const char *smt_plan_interface(const struct smt_plan *plan);
@@ -128,7 +129,8 @@ const char *smt_plan_interface(const struct smt_plan *plan);
  * the daemon's own environment plus the SM_* variables of SPEC §12 with
  * this host's values, and on a torchrun host NCCL_SOCKET_IFNAME,
  * NCCL_PROTO=simple and the EFA variables as the toolkit sets them
- * (SPEC §13).  On a worker this is what orted (and so the local ranks)
+ * (SPEC §13), and PET_MONITOR_INTERVAL=0.1 unless the environment has it
+ * (torchrun notices the end of its processes at once, plan.c).  On a worker this is what orted (and so the local ranks)
  * must get.
  */
 char *const *smt_plan_envp(const struct smt_plan *plan);

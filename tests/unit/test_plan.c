@@ -487,6 +487,14 @@ static void test_torchrun(void **state)
 	assert_string_equal(env_value(smt_plan_envp(p), "NCCL_PROTO"), "simple");
 	assert_null(env_value(smt_plan_envp(p), "FI_PROVIDER"));
 	assert_string_equal(env_value(smt_plan_envp(p), "SM_DISTRIBUTION_INSTANCE_GROUPS"), "[\"train\"]");
+	/* torchrun looks at its processes every 0.1 s, not every 5 s (torch < 2.4)... */
+	assert_string_equal(env_value(smt_plan_envp(p), "PET_MONITOR_INTERVAL"), "0.1");
+	smt_plan_free(p);
+	/* ... unless the image says otherwise. */
+	p = build(f, (char *[]){ "--smtctl", "/s/smtctl", NULL },
+		  (char *[]){ path, "PET_MONITOR_INTERVAL=2", NULL });
+	assert_string_equal(env_value(smt_plan_envp(p), "PET_MONITOR_INTERVAL"), "2");
+	assert_null(strstr(joined(smt_plan_env_names(p)), "PET_MONITOR_INTERVAL"));
 	smt_plan_free(p);
 
 	/* A worker runs its own torchrun, with its node rank; a socket of its own. */
@@ -511,6 +519,7 @@ static void test_torchrun(void **state)
 	assert_int_equal(smt_plan_role(p), SMT_ROLE_STANDALONE);
 	assert_string_equal(rooted(f, joined(smt_plan_argv(p))), "python3 ROOT/code/train.py --lr 0.5");
 	assert_null(env_value(smt_plan_envp(p), "NCCL_PROTO"));
+	assert_null(env_value(smt_plan_envp(p), "PET_MONITOR_INTERVAL"));
 	smt_plan_free(p);
 
 	/* One host: no rendezvous options; EFA variables of this host's type; a command. */
@@ -523,7 +532,8 @@ static void test_torchrun(void **state)
 	assert_string_equal(env_value(smt_plan_envp(p), "FI_PROVIDER"), "efa");
 	assert_string_equal(env_value(smt_plan_envp(p), "FI_EFA_USE_DEVICE_RDMA"), "1");
 	assert_string_equal(env_value(smt_plan_envp(p), "RDMAV_FORK_SAFE"), "1");
-	assert_non_null(strstr(joined(smt_plan_env_names(p)), "FI_PROVIDER NCCL_PROTO NCCL_SOCKET_IFNAME RDMAV_FORK_SAFE"));
+	assert_non_null(strstr(joined(smt_plan_env_names(p)),
+			       "FI_PROVIDER NCCL_PROTO NCCL_SOCKET_IFNAME PET_MONITOR_INTERVAL RDMAV_FORK_SAFE"));
 	smt_plan_free(p);
 
 	/* An explicit process count that torchrun cannot run. */

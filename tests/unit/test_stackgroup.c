@@ -17,6 +17,7 @@
 #include "stackgroup.h"
 #include "stacks.h"
 #include "testdata.h"
+#include "textesc.h"
 
 static char *data(const char *name)
 {

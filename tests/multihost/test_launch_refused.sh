@@ -1,0 +1,73 @@
+#!/bin/bash
+# Issue 15: every distribution smtd does not launch, on a real start of
+# smtd as PID 1 of 3 simulated hosts with sshd managed by smtd (not only
+# --dry-run, which tests/integration/config_launch.sh covers): each host
+# exits 2 at once with the one line on stderr and in its failure file, and
+# nothing is launched - stand-ins for sshd, mpirun, torchrun, smddprun and
+# smddpmprun record themselves if they run.
+[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/multihost/hosts.sh"
+. "$top_srcdir/tests/multihost/smtd.sh"
+mh_require
+smt_tmpdir
+
+D=$T/refused
+mkdir -p "$D/bin"
+for prog in sshd mpirun torchrun smddprun smddpmprun; do
+	printf '#!/bin/sh\necho "$(hostname) $0 $*" >>"%s/ran"\n' "$D" >"$D/bin/$prog"
+	# sshd works as well, in case it is started: the refusal is then late.
+	[ $prog = sshd ] && echo 'exec /usr/sbin/sshd "$@"' >>"$D/bin/$prog"
+	chmod +x "$D/bin/$prog"
+done
+mh_setup 3 "$D"
+for k in 1 2 3; do printf 'print("ran")\n' >"$(mh_host_dir $k)/ml/code/train.py"; done
+HP=/opt/ml/input/config/hyperparameters.json
+LAUNCHES="smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel (sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun (sagemaker_torch_distributed_enabled)"
+
+# refused HYPERPARAMETERS MESSAGE: every host started with HYPERPARAMETERS
+# ends with exit 2 and MESSAGE, within a second, having launched nothing.
+refused() {
+	local k h t0 code
+	for k in 1 2 3; do
+		h=$(mh_host_dir $k)
+		smtd_hyper $k "$1"
+		rm -f "$h/ml/output/failure" "$h/ml/output/success"
+		: >"$h/console.log"
+	done
+	t0=$EPOCHREALTIME
+	for k in 1 2 3; do
+		SMTD_MH_ENV="PATH=$D/bin:/usr/bin:/bin:/usr/sbin:/sbin" smtd_start $k --sshd-path "$D/bin/sshd"
+	done
+	smtd_wait_all 30
+	echo "refused on every host $(mh__elapsed "$t0") s after the first start: ${2:0:100}..."
+	for k in 1 2 3; do
+		code=EXIT_$k
+		assert_eq "${!code}" 2 "algo-$k's exit code"
+		assert_eq "$(cat "$(smtd_console $k)")" "smtd: $2" "algo-$k's stderr, one line"
+		assert_eq "$(cat "$(smtd_failure $k)")" "ConfigurationError: $2" "algo-$k's failure file"
+		[ ! -e "$(mh_host_dir $k)/ml/output/success" ] || fail "a success file on algo-$k"
+	done
+	[ ! -e "$D/ran" ] || fail "launched despite the refusal: $(cat "$D/ran")"
+	# The refusal comes before anything is started: no host had time to
+	# reach another.
+	awk -v s="$(mh__elapsed "$t0")" 'BEGIN { exit !(s < 5) }' || fail "the refusal took more than 5 s"
+}
+
+for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-worker launcher" \
+	sagemaker_parameter_server_enabled:"TensorFlow's parameter servers" \
+	sagemaker_multi_worker_mirrored_strategy_enabled:"TensorFlow's MultiWorkerMirroredStrategy (TF_CONFIG)"; do
+	name=${flag%%:*} what=${flag#*:}
+	# Alone, and next to a distribution smtd launches: never a silent
+	# other job.
+	refused '{"sagemaker_program": "\"train.py\"", "'"$name"'": "true"}' \
+		"$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch"
+	refused '{"sagemaker_program": "\"train.py\"", "sagemaker_mpi_enabled": "true", "'"$name"'": "true"}' \
+		"$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch"
+done
+# A sagemaker_*_enabled flag smtd does not know, next to torchrun.
+refused '{"sagemaker_program": "\"train.py\"", "sagemaker_torch_distributed_enabled": "true", "sagemaker_fsdp_enabled": "true"}' \
+	"$HP: sagemaker_fsdp_enabled: true enables what smtd takes for a distribution it does not know; $LAUNCHES; set it to false, or choose a launch with --launch"
+smtd_nothing_left
+mh_teardown
+echo ok
