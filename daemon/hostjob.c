@@ -38,6 +38,7 @@ struct rankproc {
 	int status;          /* wstatus, once known, else -1 */
 	int settling;        /* gone, status unknown: waiting for the reaper */
 	int ended;
+	int stopped_with;    /* the stopping signal it was sent, once */
 };
 
 /* A process of the job still alive when everything else ended. */
@@ -72,6 +73,7 @@ struct smt_hostjob {
 
 	/* Ending. */
 	int stop_signal;     /* a stop is in progress: its signal */
+	int roots_stopped_with;  /* the stopping signal the roots were sent */
 	int ending;          /* failure or lost host: the roots go once the ranks are gone */
 	int end_signal;
 	uv_timer_t grace_timer;   /* SIGKILL for everything at the grace's end */
@@ -166,19 +168,41 @@ static int signal_proc(struct rankproc *p, int signo)
 	return p->pid > 0 ? smt_proc_signal(p->pid, 0, signo) : -ESRCH;
 }
 
-/* SIGNO to every rank still running; the number reached. */
+/*
+ * SIGNO to every rank still running; the number reached.  A stopping
+ * signal reaches a rank once: the platform's SIGTERM to every host and the
+ * leader's stop relayed to it arrive a moment apart, and a rank that
+ * checkpoints on the first would take the second as "quit now".  Another
+ * signal (SIGINT, then SIGTERM; SIGKILL) still goes through.
+ */
 static int signal_ranks(struct smt_hostjob *hj, int signo, int stopping)
 {
 	int n = 0;
 
 	if (hj->cmd_rank0) {
 		/* A standalone program: its process group, as a shell does. */
-		if (hj->cmd_running && kill(-hj->cmd_pid, signo) == 0)
+		struct rankproc *p = hj->nprocs ? &hj->procs[0] : NULL;
+
+		if (stopping && p && p->stopped_with == signo)
 			n++;
+		else if (hj->cmd_running && kill(-hj->cmd_pid, signo) == 0)
+			n++;
+		if (stopping && p)
+			p->stopped_with = signo;
 	} else {
-		for (size_t i = 0; i < hj->nprocs; i++)
-			if (signal_proc(&hj->procs[i], signo) == 0)
+		for (size_t i = 0; i < hj->nprocs; i++) {
+			struct rankproc *p = &hj->procs[i];
+
+			if (stopping && p->stopped_with == signo && !p->ended && !p->gone) {
 				n++;
+				continue;
+			}
+			if (signal_proc(p, signo) == 0) {
+				n++;
+				if (stopping)
+					p->stopped_with = signo;
+			}
+		}
 	}
 	if (stopping) {
 		int64_t ms = now_ms();
@@ -238,6 +262,17 @@ static void arm_grace(struct smt_hostjob *hj, double grace)
 	uv_timer_start(&hj->grace_timer, on_grace, ms, 0);
 }
 
+/* A stopping SIGNO to the ranks or, before there are any, to the roots
+ * (mpirun, orted, torchrun pass it on), each once. */
+static void stop_all(struct smt_hostjob *hj, int signo)
+{
+	if (signal_ranks(hj, signo, 1) == 0 && roots_running(hj) &&
+	    hj->roots_stopped_with != signo) {
+		signal_roots(hj, signo);
+		hj->roots_stopped_with = signo;
+	}
+}
+
 void smt_hostjob_stop(struct smt_hostjob *hj, int signo, double grace)
 {
 	if (hj->done)
@@ -245,8 +280,7 @@ void smt_hostjob_stop(struct smt_hostjob *hj, int signo, double grace)
 	if (!hj->stop_signal)
 		hj->stop_signal = signo;
 	arm_grace(hj, grace);
-	if (signal_ranks(hj, signo, 1) == 0 && roots_running(hj))
-		signal_roots(hj, signo);
+	stop_all(hj, signo);
 	changed(hj);
 	check_end(hj);
 }
@@ -259,8 +293,7 @@ void smt_hostjob_end(struct smt_hostjob *hj, int signo, double grace)
 	if (!hj->end_signal)
 		hj->end_signal = signo;
 	arm_grace(hj, grace);
-	if (signal_ranks(hj, signo, 1) == 0 && roots_running(hj))
-		signal_roots(hj, signo);
+	stop_all(hj, signo);
 	check_end(hj);
 }
 
@@ -270,7 +303,8 @@ static void on_end_timer(uv_timer_t *t)
 {
 	struct smt_hostjob *hj = t->data;
 
-	kill_all(hj, "the job's command ended");
+	kill_all(hj, roots_running(hj) ? "the job's command outlived its ranks by 1 s"
+				       : "the job's command ended");
 	check_end(hj);
 }
 
@@ -341,6 +375,12 @@ static void check_end(struct smt_hostjob *hj)
 		if (hj->ending && !ranks_running(hj) && hj->nprocs) {
 			smt_info("the ranks here have ended: stopping the job's command");
 			signal_roots(hj, SIGKILL);
+		} else if (hj->stop_signal && !ranks_running(hj) && hj->nprocs &&
+			   !uv_is_active((uv_handle_t *)&hj->end_timer) && !hj->killed) {
+			/* Stopped, with the ranks gone: the command has a second
+			 * to end as it does (torchrun's agents wait for each
+			 * other at an exit barrier), not the rest of the grace. */
+			uv_timer_start(&hj->end_timer, on_end_timer, SMT_HOSTJOB_END_MS, 0);
 		}
 		return;
 	}
