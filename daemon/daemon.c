@@ -567,6 +567,8 @@ int smt_daemon_run(struct smt_plan *plan)
 			 smt_plan_dist_host_count(plan), smt_plan_dist_host_count(plan) == 1 ? "" : "s",
 			 smt_plan_num_processes(plan), smt_plan_num_processes(plan) == 1 ? "" : "es",
 			 d->opts->socket_path);
+		smt_info("launch: %s (%s)", smt_launch_name(smt_plan_launch(plan)),
+			 smt_plan_launch_reason(plan) ? smt_plan_launch_reason(plan) : "the default");
 		start_sshd(d);
 	}
 	uv_run(&d->loop, UV_RUN_DEFAULT);
