@@ -154,11 +154,6 @@ int smt_curluv_new(uv_loop_t *loop, struct smt_curluv **out)
 	return 0;
 }
 
-CURLM *smt_curluv_multi(struct smt_curluv *cu)
-{
-	return cu->multi;
-}
-
 int smt_curluv_add(struct smt_curluv *cu, CURL *easy, smt_curluv_cb cb, void *arg)
 {
 	struct xfer *x = malloc(sizeof(*x));

@@ -20,7 +20,6 @@ struct smt_curluv;
 typedef void (*smt_curluv_cb)(void *arg, CURL *easy, CURLcode result);
 
 int smt_curluv_new(uv_loop_t *loop, struct smt_curluv **out);
-CURLM *smt_curluv_multi(struct smt_curluv *cu);
 
 /* Start EASY; CB runs once from the loop when it ends.  Returns 0 or
  * -ENOMEM/-EINVAL (then CB never runs). */

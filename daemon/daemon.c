@@ -240,7 +240,8 @@ static void on_sshd(void *arg, int up)
 static void start_sshd(struct smt_daemon *d)
 {
 	struct smt_sshd_config sc = {
-		.mode = d->opts->sshd_mode,
+		.start = d->opts->sshd_mode == SMT_SSHD_ALWAYS ? 1
+			 : d->opts->sshd_mode == SMT_SSHD_NEVER ? 0 : -1,
 		.sshd_path = d->opts->sshd_path,
 		.config_file = d->opts->sshd_config,
 		.nhosts = d->role_kind == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),

@@ -8,18 +8,6 @@
 #include "errline.h"
 #include "textesc.h"
 
-static const char *memfind(const char *h, size_t hn, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	if (n == 0 || hn < n)
-		return NULL;
-	for (size_t i = 0; i + n <= hn; i++)
-		if (h[i] == needle[0] && !memcmp(h + i, needle, n))
-			return h + i;
-	return NULL;
-}
-
 /* "ValueError: ...", "torch.cuda.OutOfMemoryError", "KeyboardInterrupt":
  * a dotted name at the start of the line ending in one of Python's
  * exception suffixes, then the end of the line or ": ". */
@@ -72,10 +60,10 @@ int smt_errline_score(const char *line, size_t len)
 	if (python_exception_line(line, len))
 		return 2;
 	for (size_t i = 0; i < sizeof(strong) / sizeof(strong[0]); i++)
-		if (memfind(line, len, strong[i]))
+		if (memmem(line, len, strong[i], strlen(strong[i])))
 			return 2;
 	for (size_t i = 0; i < sizeof(weak) / sizeof(weak[0]); i++)
-		if (memfind(line, len, weak[i]))
+		if (memmem(line, len, weak[i], strlen(weak[i])))
 			return 1;
 	return 0;
 }

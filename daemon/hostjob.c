@@ -838,7 +838,6 @@ void smt_hostjob_set_launcher_env(struct smt_hostjob *hj, json_t *env)
 const char *smt_hostjob_mark(const struct smt_hostjob *hj) { return smt_jobtree_mark(hj->tree); }
 struct smt_ranks *smt_hostjob_ranks(struct smt_hostjob *hj) { return hj->ranks; }
 struct smt_output *smt_hostjob_output(struct smt_hostjob *hj) { return hj->out; }
-struct smt_jobtree *smt_hostjob_tree(struct smt_hostjob *hj) { return hj->tree; }
 
 int smt_hostjob_running(const struct smt_hostjob *hj)
 {
@@ -848,11 +847,6 @@ int smt_hostjob_running(const struct smt_hostjob *hj)
 int smt_hostjob_done(const struct smt_hostjob *hj)
 {
 	return hj->done;
-}
-
-int smt_hostjob_stopping(const struct smt_hostjob *hj)
-{
-	return hj->stop_signal;
 }
 
 void smt_hostjob_status(const struct smt_hostjob *hj, struct smt_hostjob_status *st)

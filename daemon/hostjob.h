@@ -101,7 +101,6 @@ void smt_hostjob_set_launcher_env(struct smt_hostjob *hj, json_t *env);
 const char *smt_hostjob_mark(const struct smt_hostjob *hj);
 struct smt_ranks *smt_hostjob_ranks(struct smt_hostjob *hj);
 struct smt_output *smt_hostjob_output(struct smt_hostjob *hj);
-struct smt_jobtree *smt_hostjob_tree(struct smt_hostjob *hj);
 
 /*
  * Launch ARGV here (its own session, the job cgroup, ENVP, CWD).  AS_RANK0:
@@ -129,7 +128,6 @@ void smt_hostjob_status(const struct smt_hostjob *hj, struct smt_hostjob_status 
 /* The launched command's PID (or orted's), -1 none. */
 pid_t smt_hostjob_pid(const struct smt_hostjob *hj);
 double smt_hostjob_start_time(const struct smt_hostjob *hj);
-int smt_hostjob_stopping(const struct smt_hostjob *hj);
 
 /* A process smtd reaped (PID 1 / subreaper): a rank's program orphaned by
  * its launcher gives its status here. */

@@ -11,18 +11,6 @@
 #include "mpimsg.h"
 #include "textesc.h"
 
-static const char *memfind(const char *h, size_t hn, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	if (n == 0 || hn < n)
-		return NULL;
-	for (size_t i = 0; i + n <= hn; i++)
-		if (h[i] == needle[0] && !memcmp(h + i, needle, n))
-			return h + i;
-	return NULL;
-}
-
 static int starts_with(const char *p, size_t n, const char *prefix)
 {
 	size_t k = strlen(prefix);
@@ -234,7 +222,8 @@ int smt_mpimsg_noise(const char *p, size_t n)
 
 	while (dashes < n && p[dashes] == '-')
 		dashes++;
-	if (dashes >= 10 || memfind(p, n, "Data for JOB [") || starts_with(p, n, "MPIR Proctable"))
+	if (dashes >= 10 || memmem(p, n, "Data for JOB [", 14) ||
+	    starts_with(p, n, "MPIR Proctable"))
 		return 1;
 	snprintf(line, sizeof(line), "%.*s", (int)(n < 63 ? n : 63), p);
 	return sscanf(line, "%d: Host %n", &rank, &k) == 1 && k > 0;

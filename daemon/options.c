@@ -71,7 +71,8 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-void smt_options_usage(FILE *out)
+/* The usage text of --help. */
+static void options_usage(FILE *out)
 {
 	fputs("Usage: smtd [OPTIONS] [-- COMMAND [ARG...]]\n"
 	      "Per-host supervisor of an MPI training job (see smtd(8)).\n"
@@ -469,7 +470,7 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 			return -EINVAL;
 		}
 		if (c == OPT_HELP) {
-			smt_options_usage(stdout);
+			options_usage(stdout);
 			return SMT_OPTIONS_EXIT;
 		}
 		if (c == OPT_VERSION) {

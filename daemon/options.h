@@ -75,9 +75,6 @@ int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **en
 		      char *err, size_t errlen);
 void smt_options_free(struct smt_options *opts);
 
-/* The usage text of --help. */
-void smt_options_usage(FILE *out);
-
 /*
  * TEXT in single quotes for a message, at most SMT_OPTIONS_QUOTE_MAX of its
  * bytes ("..." after), control characters escaped (\n, \r, \t, \xHH) so

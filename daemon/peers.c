@@ -881,11 +881,6 @@ int smt_peers_output_done(const struct smt_peers *ps, size_t i)
 	return p->lines_eof || p->lost || p->mismatch || !ps->launched;
 }
 
-int smt_peers_lost(const struct smt_peers *ps, size_t i)
-{
-	return ps->peers[i].lost;
-}
-
 void smt_peers_send_result(struct smt_peers *ps, json_t *result)
 {
 	ps->sending_result = 1;

@@ -102,7 +102,6 @@ void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double gra
 /* Worker I's output is complete (its end arrived), or will never come
  * (lost, another job, no launch). */
 int smt_peers_output_done(const struct smt_peers *ps, size_t i);
-int smt_peers_lost(const struct smt_peers *ps, size_t i);
 
 size_t smt_peers_count(const struct smt_peers *ps);
 const char *smt_peers_host(const struct smt_peers *ps, size_t i);

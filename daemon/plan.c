@@ -1094,7 +1094,6 @@ char *const *smt_plan_mpi_argv(const struct smt_plan *p) { return p->mpi_argv; }
 char *const *smt_plan_envp(const struct smt_plan *p) { return p->envp; }
 char *const *smt_plan_env_names(const struct smt_plan *p) { return p->env_names; }
 const char *smt_plan_workdir(const struct smt_plan *p) { return p->code_dir; }
-const char *smt_plan_interface(const struct smt_plan *p) { return p->cfg->iface; }
 const char *smt_plan_hostfile(const struct smt_plan *p, const char **contents)
 {
 	if (contents)

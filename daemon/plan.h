@@ -122,8 +122,6 @@ char *const *smt_plan_mpi_argv(const struct smt_plan *plan);
  * and on torchrun's hosts its NCCL, EFA and PET_MONITOR_INTERVAL
  * variables), sorted. */
 char *const *smt_plan_env_names(const struct smt_plan *plan);
-/* network_interface_name (default eth0). */
-const char *smt_plan_interface(const struct smt_plan *plan);
 /*
  * The complete environment of what this host launches, NULL-terminated:
  * the daemon's own environment plus the SM_* variables of SPEC §12 with

@@ -140,11 +140,6 @@ int smt_ranks_local(const struct smt_ranks *t)
 	return t->nlocal;
 }
 
-int smt_ranks_local_alive(const struct smt_ranks *t)
-{
-	return t->local_alive;
-}
-
 const char *smt_ranks_host(const struct smt_ranks *t, int rank)
 {
 	const struct smt_rank *k = smt_ranks_find(t, rank);

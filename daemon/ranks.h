@@ -76,9 +76,8 @@ const struct smt_rank *smt_ranks_find(const struct smt_ranks *t, int rank);
 
 /* Highest rank + 1. */
 int smt_ranks_count(const struct smt_ranks *t);
-/* Local ranks registered / not yet ended. */
+/* Local ranks registered. */
 int smt_ranks_local(const struct smt_ranks *t);
-int smt_ranks_local_alive(const struct smt_ranks *t);
 
 /* The rank's host, or NULL. */
 const char *smt_ranks_host(const struct smt_ranks *t, int rank);

@@ -175,10 +175,10 @@ static void begin(uv_timer_t *t)
 	struct smt_sshd *s = t->data;
 	int rc;
 
-	if (s->cfg.mode == SMT_SSHD_NEVER ||
-	    (s->cfg.mode == SMT_SSHD_AUTO &&
+	if (s->cfg.start == 0 ||
+	    (s->cfg.start < 0 &&
 	     (s->cfg.nhosts <= 1 || smt_sshd_port_listening(s->cfg.proc_net, s->cfg.port)))) {
-		smt_debug("not starting sshd (mode %d, %zu hosts)", (int)s->cfg.mode, s->cfg.nhosts);
+		smt_debug("not starting sshd (start %d, %zu hosts)", s->cfg.start, s->cfg.nhosts);
 		report(s, 0);
 		return;
 	}

@@ -1,8 +1,8 @@
 /*
  * sshd.h - the SSH server that mpirun and the leader's channels need.
  *
- * With --sshd always, or auto when the job has several hosts and nothing
- * listens on the SSH port yet, smtd makes sure host keys and /run/sshd
+ * Always, or when needed (the job has several hosts and nothing listens on
+ * the SSH port yet), smtd makes sure host keys and /run/sshd
  * exist, runs `sshd -D -e` as its own supervised child and restarts it
  * with a growing delay (100 ms doubling to 5 s, reset after it stayed up
  * for a minute) whenever it dies, counting the restarts for status and
@@ -15,13 +15,13 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "options.h"
 #include "reaper.h"
 
 struct smt_sshd;
 
 struct smt_sshd_config {
-	enum smt_sshd_mode mode;
+	int start;                 /* 1: always; 0: never; -1: when needed (several
+				      hosts, and nothing listens on PORT yet) */
 	const char *sshd_path;     /* default /usr/sbin/sshd */
 	const char *config_file;   /* sshd -f FILE, or NULL */
 	const char *keygen_path;   /* default ssh-keygen */

@@ -52,14 +52,6 @@ const char *smt_role_name(enum smt_role role)
 	return role_names[role];
 }
 
-int smt_role_parse(const char *name)
-{
-	for (int i = 0; i < SMT_ROLE_COUNT; i++)
-		if (name && strcmp(name, role_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 const char *smt_state_name(enum smt_state state)
 {
 	if ((unsigned)state >= SMT_STATE_COUNT)

@@ -172,8 +172,6 @@ enum smtctl_exit {
 
 /* "leader", "worker", "standalone"; NULL for an out-of-range value. */
 const char *smt_role_name(enum smt_role role);
-/* The role named NAME, or -1. */
-int smt_role_parse(const char *name);
 
 /* "starting", "waiting-for-peers", ... ; NULL for an out-of-range value. */
 const char *smt_state_name(enum smt_state state);
