@@ -46,6 +46,8 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "apiops.h"
+
 /* A connection that completes no request for this long is dropped. */
 #define SMT_API_IDLE_TIMEOUT_MS 10000
 /* Open connections beyond this many are refused (503, then closed): on
@@ -59,60 +61,6 @@
 
 struct smt_api;
 
-/*
- * What the server asks the daemon.  Every callback may be NULL: the
- * endpoint then answers 501.  CTX is the pointer given to smt_api_new.
- */
-struct smt_api_ops {
-	/* GET /v1/status: the state object (a new reference), NULL on error (500). */
-	json_t *(*status)(void *ctx);
-	/* GET /healthz, GET /readyz: nonzero for 200, zero for 503. */
-	int (*healthy)(void *ctx);
-	int (*ready)(void *ctx);
-	/* POST /v1/kill: forward SIGNO to the job; 0 (202), -ESRCH when
-	 * there is no job to signal (409), another -errno (500). */
-	int (*kill)(void *ctx, int signo);
-	/* GET /v1/logs: the last TAIL kept lines of RANK (-1: all ranks) as
-	 * {"lines": [...]} (a new reference), NULL on error (500). */
-	json_t *(*logs)(void *ctx, long tail, long rank);
-	/* GET /metrics: Prometheus text (version 0.0.4), malloc'ed; the
-	 * server frees it and appends its own smtd_api_* metrics. */
-	char *(*metrics)(void *ctx);
-	/*
-	 * Every other POST path of the daemons' own protocol (SMT_PATH_RESULT,
-	 * SMT_PATH_LAUNCH, SMT_PATH_ORTED).  BODY is the parsed JSON body or
-	 * NULL when it was empty; PEER_PID is the client's SO_PEERCRED PID (its
-	 * uid already checked to be 0 or the daemon's), 0 when unknown: what a
-	 * client says of itself is checked against it.  Returns the HTTP status;
-	 * *REPLY may be set to a JSON body (a new reference).  A status of 404
-	 * with no reply says the path is unknown.
-	 */
-	int (*post)(void *ctx, const char *path, json_t *body, int peer_pid,
-		    json_t **reply);
-	/*
-	 * The status's generation: a number that changes whenever what
-	 * /v1/status shows changes.  With it, GET /v1/status?wait=GEN&timeout=MS
-	 * is a long poll, answered when the generation is no longer GEN
-	 * (after smt_api_notify) or after MS.  NULL: never held.
-	 */
-	json_int_t (*generation)(void *ctx);
-	/*
-	 * GET /v1/lines (the leader only): at most MAX bytes of this host's
-	 * rank output from offset FROM, as *BODY and *LEN (valid until the next
-	 * call).  Returns 0, -EAGAIN when there is nothing yet and FINAL is 0
-	 * (the request is held until smt_api_notify_lines or its time is up;
-	 * with FINAL an empty answer is fine), -ERANGE for an offset out of
-	 * range (409), -ENOENT when this host has no output to give (404).
-	 */
-	int (*lines)(void *ctx, uint64_t from, size_t max, int final, const char **body,
-		     size_t *len);
-	/* GET /v1/stacks?id=N (N -1: the last): the result of a POST
-	 * /v1/stacks as JSON (a new reference), or NULL with *STATUS 404 (no
-	 * such collection) or 409 (still collecting). */
-	json_t *(*stacks)(void *ctx, long long id, int *status);
-	/* A request carried "X-Smtd-Leader: 1": the leader's channel is alive. */
-	void (*leader_contact)(void *ctx);
-};
 
 /*
  * A server on LOOP with no listener yet.  OPS must outlive the server.

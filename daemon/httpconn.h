@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 
-#include "api.h"
+#include "apiops.h"
 
 struct smt_httpconn;
 
