@@ -440,3 +440,16 @@ void smt_ranks_each(struct smt_ranks *t, smt_ranks_cb cb, void *arg)
 		if (t->v[i])
 			cb(arg, t->v[i]);
 }
+
+int64_t smt_ranks_last_progress_ms(const struct smt_ranks *t)
+{
+	int64_t last = 0;
+
+	for (int r = 0; r < smt_ranks_count(t); r++) {
+		const struct smt_rank *k = smt_ranks_find(t, r);
+
+		if (k && k->last_progress_ms > last)
+			last = k->last_progress_ms;
+	}
+	return last;
+}

@@ -76,6 +76,8 @@ const struct smt_rank *smt_ranks_find(const struct smt_ranks *t, int rank);
 
 /* Highest rank + 1. */
 int smt_ranks_count(const struct smt_ranks *t);
+/* The latest progress line of any rank, ms since the epoch; 0: none yet. */
+int64_t smt_ranks_last_progress_ms(const struct smt_ranks *t);
 /* Local ranks registered. */
 int smt_ranks_local(const struct smt_ranks *t);
 

@@ -46,6 +46,10 @@ static json_t *job_object(struct smt_daemon *d)
 	json_object_set_new(job, SMT_F_PID, pid > 0 ? json_integer(pid) : json_null());
 	json_object_set_new(job, SMT_F_START_TIME, start > 0 ? json_real(start) : json_null());
 	json_object_set_new(job, SMT_F_RANKS, ranks ? ranks : json_array());
+	/* Job-wide: what the stall watchdog looks at (on a worker, its ranks). */
+	int64_t progress = d->job ? smt_ranks_last_progress_ms(smt_hostjob_ranks(d->job)) : 0;
+	json_object_set_new(job, SMT_F_SINCE_PROGRESS,
+			    progress ? json_real(smt_daemon_now() - progress / 1000.0) : json_null());
 	json_object_set_new(job, SMT_F_EXIT_CODE, st.exited && !st.exec_errno ? json_integer(st.code)
 								     : json_null());
 	if (st.launched && !st.exited && st.signo) {
@@ -189,6 +193,12 @@ static char *metrics(void *ctx)
 		fprintf(f, "# HELP smtd_rank_cpu_seconds CPU seconds the rank used (as last read "
 			   "on its host).\n# TYPE smtd_rank_cpu_seconds gauge\n");
 		smt_ranks_each(smt_hostjob_ranks(d->job), rank_metric, &w);
+		int64_t progress = smt_ranks_last_progress_ms(smt_hostjob_ranks(d->job));
+		fprintf(f, "# HELP smtd_job_seconds_since_progress Seconds since the last progress "
+			   "line of any rank (-1: none yet).\n"
+			   "# TYPE smtd_job_seconds_since_progress gauge\n"
+			   "smtd_job_seconds_since_progress %.3f\n",
+			progress ? w.now - progress / 1000.0 : -1.0);
 	}
 	fprintf(f, "# HELP smtd_uptime_seconds Seconds since smtd started.\n"
 		   "# TYPE smtd_uptime_seconds gauge\nsmtd_uptime_seconds %.3f\n",

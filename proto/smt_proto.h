@@ -105,6 +105,7 @@
 #define SMT_F_LAST_LINE    "last_line_s"
 #define SMT_F_LAST_LINE_MS "last_line_ms"
 #define SMT_F_LAST_PROGRESS_MS "last_progress_ms"
+#define SMT_F_SINCE_PROGRESS "since_progress_s"
 #define SMT_F_CPU          "cpu_s"
 #define SMT_F_END_TIME     "end_time"
 #define SMT_F_END_MS       "end_ms"

@@ -110,6 +110,18 @@ assert_contains "$T/logs.txt" "[1,mpirank:0," "smtctl logs shows tagged lines"
 "$SMTCTL" --socket "$S" health || fail "smtctl health while running"
 assert_eq "$(get /metrics)" 200 "metrics while running"
 assert_contains "$T/body" 'smtd_state{state="running"} 1' "running in the metrics"
+# Issue 16: per rank, seconds since its last line and CPU seconds; job-wide,
+# seconds since the last progress line.
+grep -q '^smtd_rank_seconds_since_last_line{rank="0",host="[^"]*"} [0-9.]*$' "$T/body" ||
+	fail "no seconds since rank 0's last line in the metrics"
+grep -q '^smtd_rank_cpu_seconds{rank="0",host="[^"]*"} [0-9.]*$' "$T/body" ||
+	fail "no CPU seconds of rank 0 in the metrics"
+grep -q '^smtd_job_seconds_since_progress [0-9][0-9.]*$' "$T/body" ||
+	fail "no job-wide seconds since progress in the metrics: $(grep progress "$T/body")"
+get /v1/status >/dev/null
+grep -q '"since_progress_s":[0-9]' "$T/body" || fail "no since_progress_s in the status: $(cat "$T/body")"
+grep -q '"last_line_s":[0-9]' "$T/body" || fail "no last_line_s of rank 0 in the status"
+grep -q '"cpu_s":[0-9]' "$T/body" || fail "no cpu_s of rank 0 in the status"
 hold succeeded
 rc=0; wait $SPID || rc=$?
 assert_eq "$rc" 0 "exit code of the job"
