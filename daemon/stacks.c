@@ -72,6 +72,10 @@ struct smt_stacks {
 	struct read *qhead, *qtail;
 	unsigned running, pending;
 	int closing;
+	/* Callbacks running now: a callback may close the reader, which is
+	 * then freed when the last one returns. */
+	unsigned in_callback;
+	int free_pending;
 };
 
 static void start_next(struct smt_stacks *s);
@@ -498,9 +502,15 @@ static void finish(struct read *r, const char *text, size_t len, const char *rea
 	close_pipe(&r->out_pipe);
 	close_pipe(&r->err_pipe);
 	uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+	s->in_callback++;
 	r->cb(r->arg, &res);
-	if (!s->closing)
-		start_next(s);
+	s->in_callback--;
+	if (s->closing) {
+		if (s->free_pending && s->in_callback == 0)
+			free(s);
+		return;
+	}
+	start_next(s);
 }
 
 static void finish_reason(struct read *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -968,5 +978,8 @@ void smt_stacks_close(struct smt_stacks *s)
 	s->closing = 1;
 	while (s->reads)
 		finish_reason(s->reads, "cancelled: smtd is stopping");
-	free(s);
+	if (s->in_callback)
+		s->free_pending = 1;
+	else
+		free(s);
 }
