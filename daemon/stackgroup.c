@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "textesc.h"
+#include "smt_proto.h"
 #include "stackgroup.h"
 #include "stackparse.h"
+#include "textesc.h"
 
 #define POSITION_MAX 256
 #define LIST_RANKS_MAX 8
@@ -972,14 +973,14 @@ json_t *smt_stackgroup_json(const struct smt_stackgroup *sg)
 			bad |= json_array_append_new(hosts, json_text(r->host));
 		}
 		if (!bad) {
-			bad |= json_object_set_new(jg, "ranks", ranks);
-			bad |= json_object_set_new(jg, "hosts", hosts);
+			bad |= json_object_set_new(jg, SMT_F_RANKS, ranks);
+			bad |= json_object_set_new(jg, SMT_F_HOSTS, hosts);
 			ranks = hosts = NULL;
-			bad |= json_object_set_new(jg, "position", json_text(g->position));
-			bad |= json_object_set_new(jg, "majority",
+			bad |= json_object_set_new(jg, SMT_F_POSITION, json_text(g->position));
+			bad |= json_object_set_new(jg, SMT_F_MAJORITY,
 						   json_boolean(sg->majority == (int)sg->order[o] && sg->ng > 1));
-			bad |= json_object_set_new(jg, "odd", json_boolean(g->odd));
-			bad |= json_object_set_new(jg, "stack", json_text(sg->r[g->members[0]].stack));
+			bad |= json_object_set_new(jg, SMT_F_ODD, json_boolean(g->odd));
+			bad |= json_object_set_new(jg, SMT_F_STACK, json_text(sg->r[g->members[0]].stack));
 			bad |= json_array_append_new(groups, jg);
 			jg = NULL;
 		}
@@ -994,18 +995,18 @@ json_t *smt_stackgroup_json(const struct smt_stackgroup *sg)
 		json_t *u = json_object();
 		bad |= !u;
 		if (!bad) {
-			bad |= json_object_set_new(u, "rank", json_integer(r->rank));
-			bad |= json_object_set_new(u, "host", json_text(r->host));
-			bad |= json_object_set_new(u, "reason", json_text(r->reason));
+			bad |= json_object_set_new(u, SMT_F_RANK, json_integer(r->rank));
+			bad |= json_object_set_new(u, SMT_F_HOST, json_text(r->host));
+			bad |= json_object_set_new(u, SMT_F_REASON, json_text(r->reason));
 			bad |= json_array_append_new(unread, u);
 		}
 	}
 	if (!bad) {
-		bad |= json_object_set_new(root, "ranks", json_integer((json_int_t)sg->n));
-		bad |= json_object_set_new(root, "odd", odd);
-		bad |= json_object_set_new(root, "quiet_first", quiet);
-		bad |= json_object_set_new(root, "groups", groups);
-		bad |= json_object_set_new(root, "unreadable", unread);
+		bad |= json_object_set_new(root, SMT_F_RANKS, json_integer((json_int_t)sg->n));
+		bad |= json_object_set_new(root, SMT_F_ODD, odd);
+		bad |= json_object_set_new(root, SMT_F_QUIET_FIRST, quiet);
+		bad |= json_object_set_new(root, SMT_F_GROUPS, groups);
+		bad |= json_object_set_new(root, SMT_F_UNREADABLE, unread);
 		if (!bad)
 			return root;
 		json_decref(root);

@@ -129,6 +129,13 @@
 /* Stacks (POST /v1/stacks, a stalled job). */
 #define SMT_F_STACK        "stack"
 #define SMT_F_STACKS       "stacks"
+/* A collection's result, grouped (GET /v1/stacks, daemon/stackgroup.c). */
+#define SMT_F_GROUPS       "groups"
+#define SMT_F_POSITION     "position"
+#define SMT_F_MAJORITY     "majority"
+#define SMT_F_ODD          "odd"
+#define SMT_F_QUIET_FIRST  "quiet_first"
+#define SMT_F_UNREADABLE   "unreadable"
 #define SMT_F_TOOL         "tool"
 #define SMT_F_QUIET        "quiet_s"
 #define SMT_F_ID           "id"

@@ -21,4 +21,12 @@ include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/multihost.mk
 include $(srcdir)/tests/ship.mk
 include $(srcdir)/tests/stacks.mk
+include $(srcdir)/tests/curlload.mk
 EXTRA_DIST += tests/fuzz
+
+# The documents that describe the code, checked against it (issue 17).
+check_PROGRAMS += tests/helpers/kinds
+tests_helpers_kinds_SOURCES = tests/helpers/kinds.c
+tests_helpers_kinds_LDADD = $(SMTD_LIBS)
+TESTS += tests/integration/house_docs.sh
+EXTRA_DIST += tests/integration/house_docs.sh
