@@ -17,7 +17,7 @@ daemon_libsmtd_a_SOURCES = daemon/log.c daemon/log.h \
 # The job's description: options, files, plan, mpirun argv, SM_* variables.
 daemon_libsmtd_a_SOURCES += daemon/options.c daemon/options.h \
 	daemon/jobconfig.c daemon/jobconfig.h \
-	daemon/plan.c daemon/plan.h \
+	daemon/plan.c daemon/plan.h daemon/launch.c daemon/launch.h daemon/rankcmd.c daemon/rankcmd.h \
 	daemon/shellwords.c daemon/shellwords.h \
 	daemon/mpiargv.c daemon/mpiargv.h \
 	daemon/ompiparams.c daemon/ompiparams.h \

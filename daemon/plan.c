@@ -23,6 +23,7 @@
 #include "mpiargv.h"
 #include "ompiparams.h"
 #include "plan.h"
+#include "rankcmd.h"
 #include "pathsearch.h"
 #include "shellwords.h"
 #include "smenv.h"
@@ -211,142 +212,6 @@ static int in_strv(char *const *v, const char *s)
 	return 0;
 }
 
-const char *smt_launch_name(enum smt_launch launch)
-{
-	switch (launch) {
-	case SMT_LAUNCH_MPI: return "mpi";
-	case SMT_LAUNCH_SMDDP: return "smddp";
-	case SMT_LAUNCH_TORCHRUN: return "torchrun";
-	default: return "standalone";
-	}
-}
-
-/*
- * The distribution hyperparameters of the SageMaker SDK and training
- * toolkit (estimator.py's LAUNCH_*_ENV_NAME, environment.py's
- * get_distribution_instance_groups_from_resource_config), and what smtd
- * does with each.  Any other sagemaker_*_enabled hyperparameter that is
- * enabled is taken for a distribution smtd does not know, and refused:
- * running the job some other way would be a silent wrong job.
- */
-static const struct dist_flag {
-	const char *name;
-	const char *what;    /* for the message; NULL: not a distribution */
-	int launch;          /* enum smt_launch, -1: smtd does not launch it */
-} dist_flags[] = {
-	{ "sagemaker_mpi_enabled", "MPI", SMT_LAUNCH_MPI },
-	{ "sagemaker_distributed_dataparallel_enabled", "SMDataParallel", SMT_LAUNCH_SMDDP },
-	{ "sagemaker_pytorch_ddp_enabled", "SMDataParallel", SMT_LAUNCH_SMDDP },
-	{ "sagemaker_torch_distributed_enabled", "torchrun", SMT_LAUNCH_TORCHRUN },
-	{ "sagemaker_pytorch_xla_multi_worker_enabled", "PyTorch XLA's multi-worker launcher", -1 },
-	{ "sagemaker_parameter_server_enabled", "TensorFlow's parameter servers", -1 },
-	{ "sagemaker_multi_worker_mirrored_strategy_enabled",
-	  "TensorFlow's MultiWorkerMirroredStrategy (TF_CONFIG)", -1 },
-	/* SageMaker Training Compiler: a setting of the framework inside the
-	 * program, which launches the same way with it or without. */
-	{ "sagemaker_training_compiler_enabled", NULL, SMT_LAUNCH_STANDALONE },
-};
-
-#define SMT_LAUNCHES "smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel " \
-	"(sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun " \
-	"(sagemaker_torch_distributed_enabled)"
-
-/* As the toolkit reads a flag: Python's truth of the decoded value. */
-static int truthy(json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_TRUE: return 1;
-	case JSON_INTEGER: return json_integer_value(v) != 0;
-	case JSON_REAL: return json_real_value(v) != 0;
-	case JSON_STRING: return json_string_length(v) > 0;
-	case JSON_ARRAY: return json_array_size(v) > 0;
-	case JSON_OBJECT: return json_object_size(v) > 0;
-	default: return 0;
-	}
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* A distribution smtd does not launch, enabled: one line, and -EINVAL. */
-static int refuse_unsupported(const struct smt_plan *p, char *err, size_t errlen)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(p->cfg->framework_params, key, v) {
-		const struct dist_flag *f = NULL;
-		char *shown;
-
-		if (strncmp(key, "sagemaker_", 10) != 0 || !ends_with(key, "_enabled") || !truthy(v))
-			continue;
-		for (size_t i = 0; i < sizeof(dist_flags) / sizeof(dist_flags[0]); i++)
-			if (strcmp(dist_flags[i].name, key) == 0)
-				f = &dist_flags[i];
-		if (f && (!f->what || f->launch >= 0))
-			continue;
-		shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		if (f)
-			smt_errorf(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
-			       SMT_LAUNCHES "; run this job with the SageMaker training toolkit, or choose a launch with --launch",
-			       p->cfg->hp_path, key, shown ? shown : "true", f->what);
-		else
-			smt_errorf(err, errlen, "%s: %s: %.40s enables what smtd takes for a distribution it does not know; "
-			       SMT_LAUNCHES "; set it to false, or choose a launch with --launch",
-			       p->cfg->hp_path, key, shown ? shown : "true");
-		free(shown);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int choose_launch(struct smt_plan *p, char *err, size_t errlen)
-{
-	const struct smt_options *o = &p->opts;
-	const struct smt_jobconfig *c = p->cfg;
-	static const enum smt_launch all[] = {
-		SMT_LAUNCH_STANDALONE, SMT_LAUNCH_MPI, SMT_LAUNCH_SMDDP, SMT_LAUNCH_TORCHRUN,
-	};
-	int rc;
-
-	if (o->launch) {
-		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-			if (strcmp(o->launch, smt_launch_name(all[i])) == 0)
-				p->launch = all[i];
-		snprintf(p->reason, sizeof(p->reason), "--launch %s (or SMTD_LAUNCH)", o->launch);
-		return 0;
-	}
-	if ((rc = refuse_unsupported(p, err, errlen)) < 0)
-		return rc;
-	if (o->mpi_enabled == 1) {
-		p->launch = SMT_LAUNCH_MPI;
-		snprintf(p->reason, sizeof(p->reason), "--mpi (or SMTD_MPI_ENABLED)");
-	} else if (o->mpi_enabled < 0 && c->mpi_enabled == 1) {
-		p->launch = SMT_LAUNCH_MPI;
-		snprintf(p->reason, sizeof(p->reason), "sagemaker_mpi_enabled is true in hyperparameters.json");
-	} else if (c->smddp_enabled == 1 || c->pytorch_ddp_enabled == 1) {
-		p->launch = SMT_LAUNCH_SMDDP;
-		snprintf(p->reason, sizeof(p->reason), "%s is true in hyperparameters.json",
-			 c->smddp_enabled == 1 ? "sagemaker_distributed_dataparallel_enabled" :
-			 "sagemaker_pytorch_ddp_enabled");
-	} else if (c->torch_distributed_enabled == 1) {
-		p->launch = SMT_LAUNCH_TORCHRUN;
-		snprintf(p->reason, sizeof(p->reason),
-			 "sagemaker_torch_distributed_enabled is true in hyperparameters.json");
-	} else {
-		p->launch = SMT_LAUNCH_STANDALONE;
-		snprintf(p->reason, sizeof(p->reason), "%s",
-			 o->mpi_enabled == 0 && c->mpi_enabled == 1 ?
-			 "--no-mpi (or SMTD_MPI_ENABLED) and no other distribution in hyperparameters.json" :
-			 "no distribution is enabled in hyperparameters.json");
-	}
-	return 0;
-}
-
 /*
  * Distribution hosts (SPEC §4), in the order of `hosts`: those of the
  * groups sagemaker_distribution_instance_groups names, by default the
@@ -375,178 +240,6 @@ static int distribution(struct smt_plan *p)
 			p->dist_hosts[p->ndist++] = c->hosts[i];
 	}
 	return 0;
-}
-
-/* The toolkit's to_cmd_args rendering of one value. */
-static char *arg_value(json_t *v)
-{
-	char *s = NULL;
-
-	if (json_is_string(v))
-		return strdup(json_string_value(v));
-	if (json_is_true(v))
-		return strdup("True");
-	if (json_is_false(v))
-		return strdup("False");
-	if (json_is_null(v))
-		return strdup("");
-	if (json_is_object(v)) {
-		/* A mapping renders as k=v pairs joined by commas, keys sorted. */
-		size_t len = 0;
-		const char *key;
-		json_t *item;
-		FILE *f = open_memstream(&s, &len);
-		char **keys;
-		size_t n = 0, i = 0;
-
-		if (!f)
-			return NULL;
-		keys = calloc(json_object_size(v) + 1, sizeof(*keys));
-		json_object_foreach(v, key, item)
-			if (keys)
-				keys[n++] = (char *)key;
-		if (keys)
-			qsort(keys, n, sizeof(*keys), cmp_str);
-		for (i = 0; keys && i < n; i++) {
-			char *val = arg_value(json_object_get(v, keys[i]));
-			fprintf(f, "%s%s=%s", i ? "," : "", keys[i], val ? val : "");
-			free(val);
-		}
-		free(keys);
-		fclose(f);
-		return s;
-	}
-	if (json_is_real(v)) {
-		char real[64];
-
-		smt_smenv_real(json_real_value(v), real, sizeof(real));
-		return strdup(real);
-	}
-	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-}
-
-static int user_args(struct smt_plan *p)
-{
-	struct smt_strvbuf s = { 0 };
-	size_t n = json_object_size(p->cfg->user_hps), i = 0;
-	const char **keys = calloc(n + 1, sizeof(*keys));
-	const char *key;
-	json_t *v;
-	int rc = -ENOMEM;
-
-	if (!keys || !(s.v = calloc(1, sizeof(char *))))
-		goto out;
-	s.cap = 1;
-	json_object_foreach(p->cfg->user_hps, key, v)
-		keys[i++] = key;
-	qsort(keys, n, sizeof(*keys), cmp_str);
-	for (i = 0; i < n; i++) {
-		char *val = arg_value(json_object_get(p->cfg->user_hps, keys[i]));
-
-		if (!val)
-			goto out;
-		rc = smt_strvbuf_addf(&s, "%s%s", strlen(keys[i]) > 1 ? "--" : "-", keys[i]);
-		if (rc == 0)
-			rc = smt_strvbuf_add(&s, val);
-		free(val);
-		if (rc < 0)
-			goto out;
-	}
-	p->user_args = s.v;
-	s.v = NULL;
-	rc = 0;
-out:
-	smt_strv_free(s.v);
-	free(keys);
-	return rc;
-}
-
-/*
- * The toolkit pip-installs a code directory with a setup.py and runs the
- * entry point as a module of the installed package; smtd installs nothing,
- * and running the file as a script instead would be another program
- * (imports, dependencies): refused, with what to do.
- */
-static int refuse_package(const struct smt_plan *p, const char *program, char *err,
-			  size_t errlen)
-{
-	const char *dot = strrchr(program, '.');
-	char path[4096];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/setup.py", p->code_dir);
-	if (stat(path, &st) < 0)
-		return 0;
-	smt_errorf(err, errlen, "%s: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m %.*s); smtd installs nothing and would run %s as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --",
-	       path, (int)(dot && strcmp(dot, ".py") == 0 ? dot - program : (int)strlen(program)),
-	       program, program);
-	return -EINVAL;
-}
-
-static int rank_command(struct smt_plan *p, char *err, size_t errlen)
-{
-	const struct smt_options *o = &p->opts;
-	int distributed = p->role != SMT_ROLE_STANDALONE;
-	struct smt_strvbuf s = { 0 };
-	const char *program;
-	const char *dot;
-	struct stat st;
-	int rc = -ENOMEM;
-
-	if (p->cfg->submit_dir && p->cfg->submit_dir[0] == '/' &&
-	    stat(p->cfg->submit_dir, &st) == 0 && S_ISDIR(st.st_mode))
-		p->code_dir = strdup(p->cfg->submit_dir);
-	else if (asprintf(&p->code_dir, "%s/code", o->root) < 0)
-		p->code_dir = NULL;
-	if (!p->code_dir)
-		return -ENOMEM;
-	if ((rc = user_args(p)) < 0)
-		return rc;
-	if (o->command) {
-		for (int i = 0; i < o->command_argc; i++)
-			if ((rc = smt_strvbuf_add(&s, o->command[i])) < 0)
-				goto out;
-		p->rank_argv = s.v;
-		return 0;
-	}
-	program = o->program ? o->program : p->cfg->program;
-	if (!program || !*program) {
-		smt_errorf(err, errlen, "%s: sagemaker_program: missing; name the program to run there, in SAGEMAKER_PROGRAM or --program, or give a command after --",
-		       p->cfg->hp_path);
-		return -EINVAL;
-	}
-	if ((rc = refuse_package(p, program, err, errlen)) < 0)
-		return rc;
-	if (!(p->program = strdup(program)))
-		return -ENOMEM;
-	dot = strrchr(program, '.');
-	rc = 0;
-	if (dot && strcmp(dot, ".py") == 0) {
-		rc |= smt_strvbuf_add(&s, "python3");
-		if (distributed && (p->launch == SMT_LAUNCH_MPI || p->launch == SMT_LAUNCH_SMDDP)) {
-			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason). */
-			rc |= smt_strvbuf_add(&s, "-m");
-			rc |= smt_strvbuf_add(&s, "mpi4py");
-		} else if (distributed && p->launch == SMT_LAUNCH_TORCHRUN) {
-			/* What torchrun runs for a script without --no_python. */
-			rc |= smt_strvbuf_add(&s, "-u");
-		}
-	}
-	if (program[0] == '/')
-		rc |= smt_strvbuf_add(&s, program);
-	else
-		rc |= smt_strvbuf_addf(&s, "%s/%s", p->code_dir, program);
-	for (char **a = p->user_args; *a; a++)
-		rc |= smt_strvbuf_add(&s, *a);
-	if (rc) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	p->rank_argv = s.v;
-	return 0;
-out:
-	smt_strv_free(s.v);
-	return rc;
 }
 
 /* This host's instance type: resourceconfig.json's, else its group's. */
@@ -982,7 +675,8 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	rc = smt_jobconfig_read(p->opts.root, opts->current_host, &p->cfg, err, errlen);
 	if (rc < 0)
 		goto out;
-	if ((rc = choose_launch(p, err, errlen)) < 0)
+	if ((rc = smt_launch_choose(&p->opts, p->cfg, &p->launch, p->reason, sizeof(p->reason),
+				     err, errlen)) < 0)
 		goto out;
 	p->opts.mpi_enabled = p->launch == SMT_LAUNCH_MPI || p->launch == SMT_LAUNCH_SMDDP;
 	if ((rc = distribution(p)) < 0)
@@ -1007,7 +701,15 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	if (p->opts.stall_timeout <= 0 && p->cfg->stall_timeout > 0)
 		p->opts.stall_timeout = p->cfg->stall_timeout;
 
-	if ((rc = rank_command(p, err, errlen)) < 0)
+	struct smt_rankcmd rc_out = { 0 };
+	rc = smt_rankcmd_build(&p->opts, p->cfg, p->launch, p->role != SMT_ROLE_STANDALONE, &rc_out,
+			       err, errlen);
+	/* The plan keeps the parts, whatever was filled in. */
+	p->code_dir = rc_out.code_dir;
+	p->program = rc_out.program;
+	p->user_args = rc_out.user_args;
+	p->rank_argv = rc_out.argv;
+	if (rc < 0)
 		goto out;
 	if ((rc = launcher(p)) < 0)
 		goto out;

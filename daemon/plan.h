@@ -31,30 +31,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "launch.h"
 #include "options.h"
 #include "smt_proto.h"
 
 struct smt_plan;
 
-/*
- * How the job is launched (SPEC §4), decided the same way on every host:
- * --launch KIND (SMTD_LAUNCH) when given; else a distribution smtd cannot
- * launch is a configuration error (the table in plan.c); else
- * sagemaker_mpi_enabled (or --mpi/--no-mpi) -> MPI;
- * sagemaker_distributed_dataparallel_enabled or sagemaker_pytorch_ddp_enabled
- * -> SMDDP (mpirun with smdataparallel.py's options and smddprun);
- * sagemaker_torch_distributed_enabled -> TORCHRUN (torchrun on every
- * distribution host); else STANDALONE.
- */
-enum smt_launch {
-	SMT_LAUNCH_STANDALONE,
-	SMT_LAUNCH_MPI,
-	SMT_LAUNCH_SMDDP,
-	SMT_LAUNCH_TORCHRUN,
-};
-
-/* "standalone", "mpi", "smddp", "torchrun": the names of --launch and --dry-run. */
-const char *smt_launch_name(enum smt_launch launch);
 
 int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan **out,
 		   char *err, size_t errlen);

@@ -1,0 +1,205 @@
+/*
+ * rankcmd.c - the rank command (rankcmd.h): the program in the code
+ * directory and the user hyperparameters as its arguments, rendered as the
+ * SageMaker training toolkit renders them (to_cmd_args).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "rankcmd.h"
+#include "smenv.h"
+#include "strv.h"
+#include "textesc.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The toolkit's to_cmd_args rendering of one value. */
+static char *arg_value(json_t *v)
+{
+	char *s = NULL;
+
+	if (json_is_string(v))
+		return strdup(json_string_value(v));
+	if (json_is_true(v))
+		return strdup("True");
+	if (json_is_false(v))
+		return strdup("False");
+	if (json_is_null(v))
+		return strdup("");
+	if (json_is_object(v)) {
+		/* A mapping renders as k=v pairs joined by commas, keys sorted. */
+		size_t len = 0;
+		const char *key;
+		json_t *item;
+		FILE *f = open_memstream(&s, &len);
+		char **keys;
+		size_t n = 0, i = 0;
+
+		if (!f)
+			return NULL;
+		keys = calloc(json_object_size(v) + 1, sizeof(*keys));
+		json_object_foreach(v, key, item)
+			if (keys)
+				keys[n++] = (char *)key;
+		if (keys)
+			qsort(keys, n, sizeof(*keys), cmp_str);
+		for (i = 0; keys && i < n; i++) {
+			char *val = arg_value(json_object_get(v, keys[i]));
+			fprintf(f, "%s%s=%s", i ? "," : "", keys[i], val ? val : "");
+			free(val);
+		}
+		free(keys);
+		fclose(f);
+		return s;
+	}
+	if (json_is_real(v)) {
+		char real[64];
+
+		smt_smenv_real(json_real_value(v), real, sizeof(real));
+		return strdup(real);
+	}
+	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+static int user_args(const struct smt_jobconfig *c, struct smt_rankcmd *p)
+{
+	struct smt_strvbuf s = { 0 };
+	size_t n = json_object_size(c->user_hps), i = 0;
+	const char **keys = calloc(n + 1, sizeof(*keys));
+	const char *key;
+	json_t *v;
+	int rc = -ENOMEM;
+
+	if (!keys || !(s.v = calloc(1, sizeof(char *))))
+		goto out;
+	s.cap = 1;
+	json_object_foreach(c->user_hps, key, v)
+		keys[i++] = key;
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	for (i = 0; i < n; i++) {
+		char *val = arg_value(json_object_get(c->user_hps, keys[i]));
+
+		if (!val)
+			goto out;
+		rc = smt_strvbuf_addf(&s, "%s%s", strlen(keys[i]) > 1 ? "--" : "-", keys[i]);
+		if (rc == 0)
+			rc = smt_strvbuf_add(&s, val);
+		free(val);
+		if (rc < 0)
+			goto out;
+	}
+	p->user_args = s.v;
+	s.v = NULL;
+	rc = 0;
+out:
+	smt_strv_free(s.v);
+	free(keys);
+	return rc;
+}
+
+/*
+ * The toolkit pip-installs a code directory with a setup.py and runs the
+ * entry point as a module of the installed package; smtd installs nothing,
+ * and running the file as a script instead would be another program
+ * (imports, dependencies): refused, with what to do.
+ */
+static int refuse_package(const struct smt_rankcmd *p, const char *program, char *err,
+			  size_t errlen)
+{
+	const char *dot = strrchr(program, '.');
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/setup.py", p->code_dir);
+	if (stat(path, &st) < 0)
+		return 0;
+	smt_errorf(err, errlen, "%s: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m %.*s); smtd installs nothing and would run %s as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --",
+	       path, (int)(dot && strcmp(dot, ".py") == 0 ? dot - program : (int)strlen(program)),
+	       program, program);
+	return -EINVAL;
+}
+
+int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c,
+		      enum smt_launch launch, int distributed, struct smt_rankcmd *p, char *err,
+		      size_t errlen)
+{
+	struct smt_strvbuf s = { 0 };
+	const char *program;
+	const char *dot;
+	struct stat st;
+	int rc = -ENOMEM;
+
+	if (c->submit_dir && c->submit_dir[0] == '/' &&
+	    stat(c->submit_dir, &st) == 0 && S_ISDIR(st.st_mode))
+		p->code_dir = strdup(c->submit_dir);
+	else if (asprintf(&p->code_dir, "%s/code", o->root) < 0)
+		p->code_dir = NULL;
+	if (!p->code_dir)
+		return -ENOMEM;
+	if ((rc = user_args(c, p)) < 0)
+		return rc;
+	if (o->command) {
+		for (int i = 0; i < o->command_argc; i++)
+			if ((rc = smt_strvbuf_add(&s, o->command[i])) < 0)
+				goto out;
+		p->argv = s.v;
+		return 0;
+	}
+	program = o->program ? o->program : c->program;
+	if (!program || !*program) {
+		smt_errorf(err, errlen, "%s: sagemaker_program: missing; name the program to run there, in SAGEMAKER_PROGRAM or --program, or give a command after --",
+		       c->hp_path);
+		return -EINVAL;
+	}
+	if ((rc = refuse_package(p, program, err, errlen)) < 0)
+		return rc;
+	if (!(p->program = strdup(program)))
+		return -ENOMEM;
+	dot = strrchr(program, '.');
+	rc = 0;
+	if (dot && strcmp(dot, ".py") == 0) {
+		rc |= smt_strvbuf_add(&s, "python3");
+		if (distributed && (launch == SMT_LAUNCH_MPI || launch == SMT_LAUNCH_SMDDP)) {
+			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason). */
+			rc |= smt_strvbuf_add(&s, "-m");
+			rc |= smt_strvbuf_add(&s, "mpi4py");
+		} else if (distributed && launch == SMT_LAUNCH_TORCHRUN) {
+			/* What torchrun runs for a script without --no_python. */
+			rc |= smt_strvbuf_add(&s, "-u");
+		}
+	}
+	if (program[0] == '/')
+		rc |= smt_strvbuf_add(&s, program);
+	else
+		rc |= smt_strvbuf_addf(&s, "%s/%s", p->code_dir, program);
+	for (char **a = p->user_args; *a; a++)
+		rc |= smt_strvbuf_add(&s, *a);
+	if (rc) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	p->argv = s.v;
+	return 0;
+out:
+	smt_strv_free(s.v);
+	return rc;
+}
+
+void smt_rankcmd_free(struct smt_rankcmd *p)
+{
+	free(p->code_dir);
+	free(p->program);
+	smt_strv_free(p->user_args);
+	smt_strv_free(p->argv);
+	memset(p, 0, sizeof(*p));
+}
