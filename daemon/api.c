@@ -18,6 +18,11 @@
  * being rendered and the unsent answers of all connections are under
  * SMT_API_OUTPUT_MAX.  The leader's requests are exempt from all of this:
  * they are the job's own protocol.
+ *
+ * Why one file of this size: a connection's life - reading, one request
+ * per turn, pacing of large answers, the output limits, lingering at exit,
+ * draining before close - is one state machine over libuv handles whose
+ * transitions are read together; the listeners are the rest.
  */
 #include "config.h"
 

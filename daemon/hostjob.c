@@ -7,6 +7,10 @@
  * launcher died), the streams' ends (output.c), the grace and end timers.
  * check_end() is the one place that decides, after each of them, whether
  * the local job is over.
+ *
+ * Why one file of this size: every event of the job here feeds
+ * check_end(), and the stop, the end and the grace change what each event
+ * means; apart, the one decision would be scattered over several files.
  */
 #include "config.h"
 

@@ -3,6 +3,10 @@
  * jobconfig.h).  Each check produces the one line a person reads when the
  * job does not start, so every message names the file, the field, what is
  * wrong and what to do.
+ *
+ * Why one file of this size: every check of the three job files, each with
+ * its one-line message, in the order the files are read; split by file,
+ * the guards and the wording they share would be repeated.
  */
 #include "config.h"
 

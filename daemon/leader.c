@@ -20,6 +20,10 @@
  * report names the first rank that failed, on whatever host, and the
  * leader's stdout is complete.  A standalone host runs the rank command
  * itself, with no peers and no mpirun.
+ *
+ * Why one file of this size: when the job ends and what its result is are
+ * decided from the local job, every worker's news and the stall watchdog
+ * together (maybe_decide, decide); they are read in one place.
  */
 #include "config.h"
 

@@ -6,6 +6,10 @@
  * (records decoded from a fetched body), and - outside the merger - the
  * launched command's own messages.  A refused record leaves its input
  * waiting; the merger, or a rank log file that drained, resumes it.
+ *
+ * Why one file of this size: the three inputs share the merger's resume
+ * protocol and the accounting of every record taken (the rank table, the
+ * kept lines, the rank log files); apart, each would repeat both.
  */
 #include "config.h"
 

@@ -1,6 +1,11 @@
 /*
  * peers.c - the leader's channels to its workers: readiness, the long poll
  * that carries each worker's news, losing a worker, and the result.
+ *
+ * Why one file of this size: each worker's channel carries the probe, the
+ * launch, the long poll, the fetch of its lines and the result over the
+ * same curl handles and retry timers, and what a failure of any of them
+ * means (retry, or the worker is lost) is decided in one place, on_done().
  */
 #include "config.h"
 

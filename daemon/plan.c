@@ -4,6 +4,11 @@
  * the rank command, what this host executes and the environment.  Pure
  * logic apart from reading the files, probing the GPUs and Neuron devices,
  * stat'ing the code directory and looking programs up on PATH.
+ *
+ * Why one file of this size: the plan's parts depend on each other in one
+ * order - the launch (launch.c), the distribution hosts, the counts, the
+ * rank command (rankcmd.c), the environment, what this host executes -
+ * which smt_plan_build() reads top to bottom.
  */
 #include "config.h"
 
