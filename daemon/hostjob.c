@@ -181,6 +181,9 @@ static int signal_proc(struct rankproc *p, int signo)
  */
 static int signal_ranks(struct smt_hostjob *hj, int signo, int stopping)
 {
+	/* Read before any signal goes: a rank that ends at once must not
+	 * seem to have ended before it was told to (ranks.h, victims). */
+	int64_t ms = now_ms();
 	int n = 0;
 
 	if (hj->cmd_rank0) {
@@ -209,7 +212,6 @@ static int signal_ranks(struct smt_hostjob *hj, int signo, int stopping)
 		}
 	}
 	if (stopping) {
-		int64_t ms = now_ms();
 		for (size_t i = 0; i < hj->nprocs; i++) {
 			struct smt_rank *k = smt_ranks_get(hj->ranks, hj->procs[i].rank, NULL, 0);
 			if (k && !hj->procs[i].ended && !k->signaled_ms)

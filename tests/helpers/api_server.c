@@ -130,7 +130,7 @@ static char *fake_metrics(void *ctx)
 	return text;
 }
 
-static int fake_post(void *ctx, const char *path, json_t *body, int peer_uid,
+static int fake_post(void *ctx, const char *path, json_t *body, int peer_pid,
 		     json_t **reply)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -140,7 +140,7 @@ static int fake_post(void *ctx, const char *path, json_t *body, int peer_uid,
 		free(text);
 		return 404;
 	}
-	printf("post %s %s uid %d\n", path, text ? text : "-", peer_uid);
+	printf("post %s %s pid %d\n", path, text ? text : "-", peer_pid);
 	fflush(stdout);
 	free(text);
 	*reply = json_pack("{sb}", "accepted", 1);

@@ -53,6 +53,26 @@ wait_count() {
 	done
 }
 
+# abort_each LAUNCHER PIDS...: SIGABRT to each rank in turn, the next once
+# the last is dead, with the launcher stopped meanwhile - as smtd does - so
+# that it neither kills the others mid-dump at the first death nor mixes
+# their dumps.
+abort_each() {
+	launcher=$1
+	shift
+	kill -STOP "$launcher"
+	for p in "$@"; do
+		kill -ABRT "$p"
+		i=0
+		while [ -e "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" != Z ]; do
+			i=$((i + 1))
+			[ $i -le 200 ] || { kill -CONT "$launcher"; fail "rank $p did not die of SIGABRT"; }
+			sleep 0.05
+		done
+	done
+	kill -CONT "$launcher"
+}
+
 # pids_of SCRIPT: the PIDs of the Python processes running SCRIPT, by rank.
 pids_of() {
 	for d in /proc/[0-9]*; do
@@ -84,8 +104,9 @@ if have mpirun && [ -x "$PY" ] && "$PY" -c 'import mpi4py' 2>/dev/null; then
 	PYTHONFAULTHANDLER=1 setsid mpirun --allow-run-as-root --oversubscribe -np 3 \
 		-x PYTHONFAULTHANDLER "$PY" -m mpi4py "$H/mpi_stall.py" \
 		> "$T/mpi.out" 2> "$T/mpi.err" &
+	launcher=$!
 	jobs="$jobs $!"
-	wait_lines "$T/mpi.out" "ready" 3
+	wait_count "$T/mpi.out" " ready" 3
 	sleep 0.5
 	pids=$(pids_of mpi_stall.py)
 	assert_eq "$(echo $pids | wc -w)" 3 "three ranks"
@@ -101,7 +122,8 @@ if have mpirun && [ -x "$PY" ] && "$PY" -c 'import mpi4py' 2>/dev/null; then
 			assert_contains "$T/mpi.stacks" "summary: rank 2 on local is in" "live stacks name rank 2"
 		fi
 	fi
-	for p in $pids; do kill -ABRT "$p"; done
+	# shellcheck disable=SC2086
+	abort_each "$launcher" $pids
 	wait_count "$T/mpi.err" "Extension modules: mpi4py.MPI" 3
 	assert_contains "$T/mpi.err" "mpi_stall.py\", line 18 in stuck" "the sleeping rank's dump"
 	assert_eq "$(grep -oF 'mpi_stall.py", line 28 in main' "$T/mpi.err" | wc -l)" 2 \
@@ -118,6 +140,7 @@ if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torch
 	PATH="$T/bin:$PATH" PYTHONFAULTHANDLER=1 SMT_STALL_RANK=1 SMT_STEPS=4 \
 		MASTER_PORT=$((29600 + $$ % 300)) setsid torchrun --nnodes 1 --nproc_per_node 3 \
 		--master_port $((29600 + $$ % 300)) "$H/ddp_stall.py" > "$T/ddp.out" 2> "$T/ddp.err" &
+	launcher=$!
 	jobs="$jobs $!"
 	wait_lines "$T/ddp.out" "stopping before the all-reduce of step 2" 1 120
 	wait_lines "$T/ddp.out" "rank 0 step 1 loss" 1
@@ -136,7 +159,8 @@ if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torch
 			assert_contains "$T/ddp.stacks" "summary: rank 1 on local is in" "live stacks name rank 1"
 		fi
 	fi
-	for p in $pids; do kill -ABRT "$p"; done
+	# shellcheck disable=SC2086
+	abort_each "$launcher" $pids
 	wait_count "$T/ddp.err" "Extension modules: torch._C" 3
 	assert_contains "$T/ddp.err" "ddp_stall.py\", line 44 in stall_forever" "the sleeping rank's dump"
 	assert_eq "$(grep -o 'distributed_c10d.py", line [0-9]* in all_reduce' "$T/ddp.err" | wc -l)" 2 \
