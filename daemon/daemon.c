@@ -387,7 +387,15 @@ static void job_outbox_news(void *ctx)
 		smt_api_notify_lines(d->api);
 }
 
+static int job_admit(void *ctx, pid_t launcher, int rank, char *why, size_t len)
+{
+	struct smt_daemon *d = ctx;
+
+	return d->role->admit ? d->role->admit(d, launcher, rank, why, len) : 0;
+}
+
 static const struct smt_hostjob_ops hostjob_ops = {
+	.admit = job_admit,
 	.changed = job_changed,
 	.root_ended = job_root_ended,
 	.rank_ended = job_rank_ended,

@@ -42,6 +42,8 @@ struct smt_role_ops {
 		     const char **body, size_t *len);
 	/* A request from the leader arrived (a worker's sign of life). */
 	void (*contact)(struct smt_daemon *d);
+	/* A rank's launcher registers (hostjob.h admit); may be NULL. */
+	int (*admit)(struct smt_daemon *d, pid_t launcher, int rank, char *why, size_t len);
 	/* The job here: the command or orted ended / a rank ended / it is over. */
 	void (*root_ended)(struct smt_daemon *d);
 	void (*rank_ended)(struct smt_daemon *d, const struct smt_rank *k);

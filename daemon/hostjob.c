@@ -394,7 +394,10 @@ static void check_end(struct smt_hostjob *hj)
 		/* The roots ended on their own and left ranks running (mpirun
 		 * aborted the job): they go, within a second. */
 		if (!hj->stop_signal && !uv_is_active((uv_handle_t *)&hj->end_timer) && !hj->killed) {
-			signal_ranks(hj, SIGTERM, 1);
+			int n = signal_ranks(hj, SIGTERM, 1);
+			smt_info("%s ended and left %d rank%s running here: SIGTERM now, SIGKILL "
+				 "in %d ms", hj->orted ? "orted" : hj->cfg.msg_name, n,
+				 n == 1 ? "" : "s", SMT_HOSTJOB_END_MS);
 			uv_timer_start(&hj->end_timer, on_end_timer, SMT_HOSTJOB_END_MS, 0);
 		}
 		return;

@@ -100,7 +100,9 @@ int smt_proc_has_env(const char *proc, pid_t pid, const char *assignment)
 		for (size_t off = 0; off < len;) {
 			const char *e = buf + off;
 			size_t el = strnlen(e, len - off);
-			if (el == alen && memcmp(e, assignment, alen) == 0) {
+			int any = alen && assignment[alen - 1] == '=';
+
+			if ((el == alen || (any && el > alen)) && memcmp(e, assignment, alen) == 0) {
 				found = 1;
 				break;
 			}

@@ -28,7 +28,8 @@ struct smt_proc_stat {
 /* Read PROC/PID/stat (PROC NULL: "/proc").  0 or -errno (-ESRCH when gone). */
 int smt_proc_stat(const char *proc, pid_t pid, struct smt_proc_stat *st);
 
-/* Whether PROC/PID/environ holds exactly "NAME=VALUE".  1, 0 or -errno. */
+/* Whether PROC/PID/environ holds exactly "NAME=VALUE" ("NAME=": NAME with
+ * any value).  1, 0 or -errno. */
 int smt_proc_has_env(const char *proc, pid_t pid, const char *assignment);
 
 /* A pidfd for PID (close-on-exec): >= 0, or -errno (-ENOSYS without pidfd

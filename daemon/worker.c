@@ -265,8 +265,9 @@ static void on_wait_timeout(uv_timer_t *t)
 /* ---- orted ---- */
 
 /* PID is an Open MPI daemon (or exec-orted about to become one) that
- * descends from an sshd session on this host: the only process the
- * leader's mpirun starts here.  0, or -errno with WHY. */
+ * descends from an sshd session on this host, or left it (daemonized) with
+ * the session's environment: the only process the leader's mpirun starts
+ * here.  0, or -errno with WHY. */
 static int check_orted(struct smt_daemon *d, pid_t pid, char *why, size_t len)
 {
 	struct smt_proc_stat st;
@@ -290,6 +291,11 @@ static int check_orted(struct smt_daemon *d, pid_t pid, char *why, size_t len)
 			return 0;
 		p = st.ppid;
 	}
+	/* An orted that daemonized (a launch agent other than smtctl's) left
+	 * its sshd session for PID 1; what sshd gave the session stays in its
+	 * environment. */
+	if (smt_proc_has_env(NULL, pid, "SSH_CONNECTION=") == 1)
+		return 0;
 	snprintf(why, len, "process %d was not started through this host's sshd", (int)pid);
 	return -EPERM;
 }
@@ -335,6 +341,39 @@ static void on_launch_timeout(uv_timer_t *t)
 		d->opts->launch_timeout);
 	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
 	free(text);
+}
+
+/*
+ * A rank's launcher registers before orted was announced or found (a
+ * custom orte_launch_agent): its orted is the Open MPI daemon among its
+ * ancestors, which is adopted now, so that the rank is part of the job.
+ */
+static int worker_admit(struct smt_daemon *d, pid_t launcher, int rank, char *why, size_t len)
+{
+	struct smt_proc_stat st;
+	pid_t p = launcher;
+	char reason[160];
+
+	(void)rank;
+	if (!W(d) || W(d)->job_over || smt_hostjob_orted(d->job) > 0)
+		return 0;
+	for (int depth = 0; p > 1 && depth < 16 && smt_proc_stat(NULL, p, &st) == 0; depth++) {
+		if ((strcmp(st.comm, "orted") == 0 || strcmp(st.comm, "prted") == 0) &&
+		    check_orted(d, p, reason, sizeof(reason)) == 0) {
+			smt_info("orted was not announced; found it in /proc (pid %d), the parent "
+				 "of rank %d's launcher", (int)p, rank);
+			/* As an announcement: it may come before the leader's
+			 * launch message. */
+			W(d)->launched = 1;
+			uv_timer_stop(&W(d)->wait_timer);
+			adopt(d, p);
+			return 0;
+		}
+		p = st.ppid;
+	}
+	(void)why;
+	(void)len;
+	return 0;
 }
 
 /* The fallback for a launch agent that does not announce itself: one look
@@ -586,6 +625,7 @@ const struct smt_role_ops smt_worker_role = {
 	.begin = worker_begin,
 	.signal = worker_signal,
 	.post = worker_post,
+	.admit = worker_admit,
 	.contact = worker_contact,
 	.job_done = worker_job_done,
 	.lines = worker_lines,

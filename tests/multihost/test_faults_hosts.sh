@@ -54,7 +54,7 @@ smtd_check 1 3 "LostHost" "algo-3"
 smtd_check 2 3 "algo-3"
 assert_contains "$T/vanish/signals" "0 TERM" "the leader's rank 0 after a lost worker"
 assert_contains "$T/vanish/signals" "1 TERM" "the leader's rank 1 after a lost worker"
-assert_contains "$(smtd_console 1)" "the job's other processes have ended: killing its command" "the leader after a lost worker"
+assert_contains "$(smtd_console 1)" "the ranks here have ended: stopping the job's command" "the leader after a lost worker"
 smtd_nothing_left
 within $((PT + 3)) "a vanished worker"
 mh_teardown

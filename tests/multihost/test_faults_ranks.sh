@@ -76,7 +76,7 @@ kill_orted() {
 	smtd_wait_all 60
 	smtd_time_since "$t0"
 	for k in 1 2 3; do smtd_check $k 1 "DaemonLost" "algo-3"; done
-	assert_contains "$(smtd_console 3)" "left behind by orted" "algo-3's smtd killed the orphaned ranks"
+	assert_contains "$(smtd_console 3)" "orted ended and left 2 ranks running here: SIGTERM now" "algo-3's smtd ended the orphaned ranks"
 	smtd_nothing_left
 	mh_teardown
 }
