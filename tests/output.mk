@@ -1,7 +1,11 @@
 # output tests: the ranks' output from the framer to the leader's stdout,
 # the rank table and the failure report (issue 14).
-OUTPUT_UNIT = tests/unit/test_dynbuf
+OUTPUT_UNIT = tests/unit/test_dynbuf tests/unit/test_textesc tests/unit/test_ring
 check_PROGRAMS += $(OUTPUT_UNIT)
 TESTS += $(OUTPUT_UNIT)
 tests_unit_test_dynbuf_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_dynbuf_LDADD = $(TEST_LIBS)
+tests_unit_test_textesc_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_textesc_LDADD = $(TEST_LIBS)
+tests_unit_test_ring_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_ring_LDADD = $(TEST_LIBS)
