@@ -9,3 +9,6 @@ tests_unit_test_textesc_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_textesc_LDADD = $(TEST_LIBS)
 tests_unit_test_ring_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_ring_LDADD = $(TEST_LIBS)
+OUTPUT_UNIT += tests/unit/test_framer
+tests_unit_test_framer_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_framer_LDADD = $(TEST_LIBS)
