@@ -17,3 +17,6 @@ tests_unit_test_lineproto_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_lineproto_LDADD = $(TEST_LIBS)
 tests_unit_test_outbox_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_outbox_LDADD = $(TEST_LIBS)
+OUTPUT_UNIT += tests/unit/test_format
+tests_unit_test_format_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_format_LDADD = $(TEST_LIBS)
