@@ -20,3 +20,6 @@ tests_unit_test_outbox_LDADD = $(TEST_LIBS)
 OUTPUT_UNIT += tests/unit/test_format
 tests_unit_test_format_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_format_LDADD = $(TEST_LIBS)
+OUTPUT_UNIT += tests/unit/test_merge
+tests_unit_test_merge_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_merge_LDADD = $(TEST_LIBS)
