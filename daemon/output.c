@@ -745,8 +745,12 @@ int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out)
 	else
 		rc = smt_fdwriter_new(cfg->loop, cfg->out_fd, 0, "stdout", SMT_OUTPUT_STDOUT_CAP,
 				      SMT_FORMAT_MAX(SMT_RECORD_MAX), &o->stdout_w);
+	/* Lines are never interleaved where they are text: on stdout in text
+	 * mode, in the outbox (the leader may print text whatever this host's
+	 * format), and in the rank log files. */
 	if (rc == 0)
-		rc = smt_merge_new(cfg->loop, cfg->format == SMT_FORMAT_TEXT, &sink, o, &o->merge);
+		rc = smt_merge_new(cfg->loop, cfg->format == SMT_FORMAT_TEXT || cfg->to_outbox ||
+				   cfg->rank_log_dir, &sink, o, &o->merge);
 	if (rc < 0) {
 		smt_output_free(o);
 		return rc;
