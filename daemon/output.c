@@ -913,6 +913,8 @@ int smt_output_logs_text(const struct smt_output *o, size_t tail, int rank, char
 	}
 	*text = smt_dynbuf_take(&b, len);
 	if (!*text) {
+		/* Empty: take handed nothing over, the allocation stays. */
+		smt_dynbuf_free(&b);
 		*text = strdup("");
 		*len = 0;
 	}
