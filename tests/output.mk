@@ -23,3 +23,6 @@ tests_unit_test_format_LDADD = $(TEST_LIBS)
 OUTPUT_UNIT += tests/unit/test_merge
 tests_unit_test_merge_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_merge_LDADD = $(TEST_LIBS)
+OUTPUT_UNIT += tests/unit/test_output
+tests_unit_test_output_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_output_LDADD = $(TEST_LIBS) -lpthread
