@@ -361,6 +361,49 @@ static void test_forget(void **state)
 	loop_close(&loop, m);
 }
 
+/* A source deferred is resumed from the loop, never from the call, after
+ * the sources that waited before it, and only once there is room. */
+static void test_defer(void **state)
+{
+	uv_loop_t loop;
+	struct sink_state st = { .room = 0 };
+	struct smt_merge *m;
+	struct tsrc a, b;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, &sink, &st, &m), 0);
+	src_init(&a, m, &st, 0);
+	src_init(&b, m, &st, 1);
+	add_line(&a, 1);
+	add_line(&b, 1);
+	arrive(&a, 1);
+	assert_true(a.blocked);
+	b.avail = 1;
+	b.blocked = 1;
+	smt_merge_defer(m, &b.ms);
+	assert_int_equal(st.nresumes, 0);
+	run_loop(&loop);
+	assert_int_equal(st.nresumes, 0);
+	st.room = -1;
+	smt_merge_wake(m);
+	assert_int_equal(st.nresumes, 0);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(st.nresumes, 2);
+	assert_int_equal(st.resumes[0], 0);
+	assert_int_equal(st.resumes[1], 1);
+	/* With room at once: still from the loop. */
+	add_line(&b, 1);
+	b.avail = 2;
+	b.blocked = 1;
+	smt_merge_defer(m, &b.ms);
+	assert_int_equal(b.next, 1);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(b.next, 2);
+	check_log(&st, (struct tsrc[]){ a, b }, 2, 1);
+	loop_close(&loop, m);
+}
+
 /* Many sources, lines of any length, records arriving and the sink's room
  * changing at random: every record once, in order, lines whole. */
 static void test_random(void **state)
@@ -419,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_room_and_resume_order),
 		cmocka_unit_test(test_lock_holder_first),
 		cmocka_unit_test(test_forget),
+		cmocka_unit_test(test_defer),
 		cmocka_unit_test(test_random),
 	};
 
