@@ -26,3 +26,6 @@ tests_unit_test_merge_LDADD = $(TEST_LIBS)
 OUTPUT_UNIT += tests/unit/test_output
 tests_unit_test_output_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_output_LDADD = $(TEST_LIBS) -lpthread
+OUTPUT_UNIT += tests/unit/test_ranks
+tests_unit_test_ranks_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_ranks_LDADD = $(TEST_LIBS)
