@@ -29,3 +29,9 @@ tests_unit_test_output_LDADD = $(TEST_LIBS) -lpthread
 OUTPUT_UNIT += tests/unit/test_ranks
 tests_unit_test_ranks_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_ranks_LDADD = $(TEST_LIBS)
+OUTPUT_UNIT += tests/unit/test_report
+tests_unit_test_report_SOURCES = tests/unit/test_report.c tests/unit/testdata.c tests/unit/testdata.h
+tests_unit_test_report_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_report_LDADD = $(TEST_LIBS)
+EXTRA_DIST += tests/data/mpirun-captures.txt tests/data/mpirun tests/helpers/capture-mpirun.sh \
+	tests/helpers/capture-launcher.py
