@@ -1217,8 +1217,28 @@ static char *read_file(const char *path, size_t *len)
 	return p;
 }
 
+/* MARK in front of every line of *P. */
+static void mark_lines(char **p, size_t *len, char mark)
+{
+	char *q = malloc(2 * *len + 2);
+	size_t o = 0;
+	int start = 1;
+
+	assert_non_null(q);
+	for (size_t i = 0; i < *len; i++) {
+		if (start)
+			q[o++] = mark;
+		q[o++] = (*p)[i];
+		start = (*p)[i] == '\n';
+	}
+	free(*p);
+	*p = q;
+	*len = o;
+}
+
 /* The lines of FILE, in the order of each stream, are the lines of A and
- * B (each ending with its newline, whole). */
+ * B (each ending with its newline, whole; A's lines start with 'O', B's
+ * with 'E'). */
 static void check_interleaved(const char *file, size_t flen, const char *a, size_t alen,
 			      const char *b, size_t blen)
 {
@@ -1230,11 +1250,11 @@ static void check_interleaved(const char *file, size_t flen, const char *a, size
 
 		assert_non_null(nl);
 		ll = (size_t)(nl - (file + fo)) + 1;
-		if (ao < alen && ll <= alen - ao + 1 && !memcmp(file + fo, a + ao, ll - 1) &&
-		    (ao + ll - 1 == alen || a[ao + ll - 1] == '\n'))
+		if (file[fo] == 'O' && ao < alen && ll <= alen - ao + 1 &&
+		    !memcmp(file + fo, a + ao, ll - 1) && (ao + ll - 1 == alen || a[ao + ll - 1] == '\n'))
 			ao += ll;
-		else if (bo < blen && ll <= blen - bo + 1 && !memcmp(file + fo, b + bo, ll - 1) &&
-			 (bo + ll - 1 == blen || b[bo + ll - 1] == '\n'))
+		else if (file[fo] == 'E' && bo < blen && ll <= blen - bo + 1 &&
+			 !memcmp(file + fo, b + bo, ll - 1) && (bo + ll - 1 == blen || b[bo + ll - 1] == '\n'))
 			bo += ll;
 		else
 			fail_msg("line at %zu of the rank's log is neither stream's next line "
@@ -1271,6 +1291,9 @@ static void run_rank_logs(enum smt_format fmt)
 	close(err0);
 	for (int i = 0; i < 3; i++)
 		blob[i] = make_blob(31 + (unsigned)i, 2 * 1024 * 1024, &len[i]);
+	/* Rank 1's stdout and stderr lines told apart by their first byte. */
+	mark_lines(&blob[1], &len[1], 'O');
+	mark_lines(&blob[2], &len[2], 'E');
 	writer_start(&w[0], out0, blob[0], len[0], 100000, 1);
 	writer_start(&w[1], out1, blob[1], len[1], 30000, 2);
 	writer_start(&w[2], err1, blob[2], len[2], 50000, 3);
