@@ -765,7 +765,7 @@ static void test_slow_stdout(void **state)
 			      .at_start = 1 };
 	struct gen wg = { .s = 0x9e3779b97f4a7c15ull };
 	int out_w, err_w, r_out;
-	size_t w1, w2, pipe_size;
+	size_t w0, w1, w2, pipe_size;
 	long hwm0, hwm1;
 	int avail = 0;
 
@@ -788,14 +788,21 @@ static void test_slow_stdout(void **state)
 	writer_go(&w);
 	run_until(&e, wrote_8mib, 60000, "8 MiB through stdout");
 
-	/* Nobody reads stdout now: the rank stops. */
+	/* Nobody reads stdout now: the rank stops, within what the pipes and
+	 * the hub's queues hold. */
 	reader_stop(&e);
-	run_for(&e, 300);
-	w1 = atomic_load(&w.written);
-	run_for(&e, 300);
-	w2 = atomic_load(&w.written);
-	assert_int_equal(w1, w2);
+	w0 = atomic_load(&w.written);
+	w2 = w0;
+	for (int round = 0;; round++) {
+		assert_true(round < 50);
+		w1 = w2;
+		run_for(&e, 200);
+		w2 = atomic_load(&w.written);
+		if (w1 == w2)
+			break;
+	}
 	assert_false(atomic_load(&w.done));
+	assert_true(w2 - w0 < OUTPUT_HEAP_BOUND);
 	/* Both pipes are full: every page of them used (the last one may
 	 * be short of a write that did not fit). */
 	pipe_size = (size_t)fcntl(r_out, F_GETPIPE_SZ);
@@ -896,6 +903,11 @@ static int fetch_until_done(struct env *e)
 	return the_fetcher->done;
 }
 
+static int outbox_full(struct env *e)
+{
+	return !smt_outbox_room(smt_output_outbox(e->o));
+}
+
 static void run_outbox(enum smt_format fmt)
 {
 	struct env e;
@@ -918,9 +930,8 @@ static void run_outbox(enum smt_format fmt)
 		writer_go(&w[i]);
 	}
 	/* Nobody fetches: the outbox fills up to its cap, and stays so. */
-	run_for(&e, 400);
+	run_until(&e, outbox_full, 20000, "the outbox full");
 	assert_true(e.news > 0);
-	assert_false(smt_outbox_room(smt_output_outbox(e.o)));
 	before = smt_outbox_written(smt_output_outbox(e.o));
 	assert_true(before >= SMT_OUTPUT_OUTBOX_CAP);
 	assert_true(before < SMT_OUTPUT_OUTBOX_CAP + 2 * (SMT_RECORD_MAX + SMT_LINEPROTO_HEADER_MAX));
@@ -1108,6 +1119,14 @@ static void test_remote_line_across_batches(void **state)
 
 /* ---- /v1/logs ---- */
 
+static int three_lines_taken(struct env *e)
+{
+	struct smt_output_stats os;
+
+	smt_output_stats(e->o, &os);
+	return os.lines >= 3;
+}
+
 static int four_lines_taken(struct env *e)
 {
 	struct smt_output_stats os;
@@ -1139,7 +1158,7 @@ static void test_logs(void **state)
 	write_all(err1, "beta \xff\n", 7);
 	write_all(out0, longline, 5001);
 	body = batch(&len, &rec, 1);
-	run_for(&e, 100);
+	run_until(&e, three_lines_taken, 5000, "three local lines");
 	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, four_lines_taken, 5000, "four lines");
 
@@ -1482,6 +1501,15 @@ static void test_command_json(void **state)
 
 /* ---- streams still held open ---- */
 
+static int drained_fd;
+static int pipe_drained(struct env *e)
+{
+	int avail = -1;
+
+	(void)e;
+	return ioctl(drained_fd, FIONREAD, &avail) == 0 && avail == 0;
+}
+
 static void test_close_streams(void **state)
 {
 	struct env e;
@@ -1490,12 +1518,12 @@ static void test_close_streams(void **state)
 
 	(void)state;
 	env_init(&e, &opt);
-	add_rank(&e, 0, &out0, &err0, NULL);
+	add_rank(&e, 0, &out0, &err0, &drained_fd);
 	/* A process outside the job keeps the pipe: the hub is told to give
 	 * up on it, and what was read is taken, the unfinished line ended. */
 	write_all(out0, "read\nunfinished", 15);
 	run_until(&e, local_line_read, 5000, "the bytes");
-	run_for(&e, 50);
+	run_until(&e, pipe_drained, 5000, "the pipe read");
 	assert_int_equal(smt_output_open_streams(e.o), 2);
 	smt_output_close_streams(e.o);
 	run_until(&e, rank0_ended, 5000, "the streams given up");
