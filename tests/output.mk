@@ -2,7 +2,7 @@
 # the wire to the leader, the rank table and the failure report (issue 14).
 OUTPUT_UNIT = tests/unit/test_dynbuf tests/unit/test_textesc tests/unit/test_ring \
 	tests/unit/test_framer tests/unit/test_lineproto tests/unit/test_outbox \
-	tests/unit/test_format tests/unit/test_merge tests/unit/test_output \
+	tests/unit/test_format tests/unit/test_merge tests/unit/test_fdwriter tests/unit/test_output \
 	tests/unit/test_ranks tests/unit/test_report
 check_PROGRAMS += $(OUTPUT_UNIT)
 TESTS += $(OUTPUT_UNIT)
@@ -22,6 +22,8 @@ tests_unit_test_format_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_format_LDADD = $(TEST_LIBS)
 tests_unit_test_merge_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_merge_LDADD = $(TEST_LIBS)
+tests_unit_test_fdwriter_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_fdwriter_LDADD = $(TEST_LIBS)
 # Real pipes written by threads, a real loop.
 tests_unit_test_output_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_output_LDADD = $(TEST_LIBS) -lpthread
