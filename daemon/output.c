@@ -735,6 +735,20 @@ void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, vo
 	}
 }
 
+void smt_output_remote_lost(struct smt_output *o, const char *host)
+{
+	for (struct rhost *h = o->rhosts; h; h = h->next) {
+		if (strcmp(h->host, host) != 0)
+			continue;
+		while (h->batches) {
+			struct remote *rb = h->batches;
+			h->batches = rb->next;
+			remote_free(rb);
+		}
+		rhost_release(h);
+	}
+}
+
 /* ---- the outbox ---- */
 
 struct smt_outbox *smt_output_outbox(struct smt_output *o)

@@ -105,6 +105,10 @@ int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t
  * so, and holds nothing back. */
 void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg);
 
+/* HOST was lost: its batches still waiting are dropped (without DONE) and
+ * a line it left unfinished stays so, holding nothing back. */
+void smt_output_remote_lost(struct smt_output *o, const char *host);
+
 /* Local streams not yet at their end. */
 int smt_output_open_streams(const struct smt_output *o);
 /* Stop waiting for the end of the local streams: read no more, take what

@@ -1121,6 +1121,43 @@ static void test_remote_line_across_batches(void **state)
 	env_free(&e);
 }
 
+/* A worker lost in the middle of a long line: once the leader says so,
+ * the local lines go on. */
+static void test_remote_lost_mid_line(void **state)
+{
+	struct env e;
+	struct env_opts opt = { .format = SMT_FORMAT_TEXT };
+	struct smt_record first = { .rank = 2, .flags = SMT_REC_FIRST, .p = "AAAA", .n = 4 };
+	char *body;
+	size_t len;
+	int out_w, err_w;
+	static const char want[] = "[1,mpirank:2,algo-2]<stdout>: AAAA"
+				   "[1,mpirank:0,algo-1]<stdout>: local line\n";
+
+	(void)state;
+	env_init(&e, &opt);
+	add_rank(&e, 0, &out_w, &err_w, NULL);
+	body = batch(&len, &first, 1);
+	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	run_until(&e, one_batch, 5000, "the first batch");
+	write_all(out_w, "local line\n", 11);
+	run_for(&e, 100);
+	assert_int_equal(smt_ranks_find(e.ranks, 0)->lines, 0);
+	/* Another host's loss changes nothing. */
+	smt_output_remote_lost(e.o, "algo-3");
+	run_for(&e, 50);
+	assert_int_equal(smt_ranks_find(e.ranks, 0)->lines, 0);
+	smt_output_remote_lost(e.o, "algo-2");
+	run_until(&e, local_line_read, 5000, "the local line");
+	close(out_w);
+	close(err_w);
+	run_until(&e, rank0_ended, 5000, "rank 0's end");
+	env_finish(&e);
+	if (e.got.len != sizeof(want) - 1 || memcmp(e.got.p, want, e.got.len))
+		fail_msg("stdout is:\n%.*s", (int)e.got.len, e.got.p);
+	env_free(&e);
+}
+
 /* ---- /v1/logs ---- */
 
 static int three_lines_taken(struct env *e)
@@ -1555,6 +1592,7 @@ int main(void)
 		cmocka_unit_test(test_outbox_json_worker),
 		cmocka_unit_test(test_remote_batches),
 		cmocka_unit_test(test_remote_line_across_batches),
+		cmocka_unit_test(test_remote_lost_mid_line),
 		cmocka_unit_test(test_logs),
 		cmocka_unit_test(test_rank_logs_text),
 		cmocka_unit_test(test_rank_logs_json),
