@@ -39,8 +39,9 @@ static int grow(struct smt_dynbuf *b, size_t n)
 	a = b->alloc ? b->alloc : SMALL;
 	while (a < need)
 		a = a > ((size_t)-1) / 2 ? need : a * 2;
-	/* The cap bounds the allocation too. */
-	if (a > b->cap + 1)
+	/* The cap bounds the allocation too (written so that a cap of
+	 * SIZE_MAX, no cap, does not wrap around to 0). */
+	if (a - 1 > b->cap)
 		a = b->cap + 1;
 	p = realloc(b->p, a);
 	if (!p)

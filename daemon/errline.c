@@ -100,11 +100,20 @@ static void set_line(char *dst, const char *p, size_t n)
 	smt_text_clean(dst, &len, SMT_ERRLINE_MAX, p, n);
 }
 
+/* Only blanks (the line is not NUL-terminated: a ring's bytes). */
+static int blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t')
+			return 0;
+	return 1;
+}
+
 static void scan_line(struct scan *s, const char *p, size_t n)
 {
 	int score;
 
-	if (n && strspn(p, " \t") < n)
+	if (!blank(p, n))
 		set_line(s->last, p, n);
 	if (n >= 34 && !memcmp(p, "Traceback (most recent call last):", 34)) {
 		s->after_traceback = 1;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,8 @@ struct smt_fdwriter {
 	struct smt_dynbuf flight;    /* being written: bytes from off on */
 	size_t off;
 	uv_fs_t req;
-	int busy;                    /* a write is in flight */
+	uv_work_t wait;              /* a descriptor made non-blocking: until writable */
+	int busy;                    /* a write (or that wait) is in flight */
 	uint64_t busy_since;         /* uv_now when it started */
 	int full;                    /* the producer was told there is no room */
 	int closing;
@@ -71,6 +73,31 @@ static void on_idle(uv_idle_t *h)
 	check_drained(w);
 }
 
+/* In the thread pool: block until FD takes bytes again (or fails). */
+static void wait_writable(uv_work_t *req)
+{
+	struct smt_fdwriter *w = req->data;
+	struct pollfd p = { .fd = w->fd, .events = POLLOUT };
+
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
+static void after_wait(uv_work_t *req, int status)
+{
+	struct smt_fdwriter *w = req->data;
+
+	(void)status;
+	w->busy = 0;
+	if (w->closing) {
+		if (w->idle.data == NULL)
+			release(w);
+		return;
+	}
+	start_write(w);
+	check_drained(w);
+}
+
 static void on_written(uv_fs_t *req)
 {
 	struct smt_fdwriter *w = req->data;
@@ -82,6 +109,16 @@ static void on_written(uv_fs_t *req)
 		if (w->idle.data == NULL)
 			release(w);
 		return;
+	}
+	if (n == UV_EAGAIN) {
+		/* Whoever shares the descriptor made it non-blocking: a full
+		 * pipe, not an error.  Wait for room off the loop, then write
+		 * the same bytes again. */
+		w->wait.data = w;
+		if (uv_queue_work(w->loop, &w->wait, wait_writable, after_wait) == 0) {
+			w->busy = 1;
+			return;
+		}
 	}
 	if (n < 0) {
 		if (!w->st.error) {

@@ -7,7 +7,8 @@
  * control API and the other hosts.  Bytes are appended to a queue and
  * written by libuv's thread pool (uv_fs_write), one write at a time, so the
  * descriptor's flags (shared with whoever else holds it) are never
- * changed.  The queue has a soft cap: smt_fdwriter_room() says whether the
+ * changed; when someone else made it non-blocking, a full pipe is waited
+ * for there too (poll), never taken for an error.  The queue has a soft cap: smt_fdwriter_room() says whether the
  * producer may add more; once the queue drained below half of it the ROOM
  * callback runs.  A write error (EPIPE, ENOSPC...) is logged once and later
  * bytes are counted as dropped: a dead stdout never stops the job.

@@ -11,7 +11,8 @@
 void smt_framer_init(struct smt_framer *f, size_t piece_max)
 {
 	f->piece_max = piece_max ? piece_max : SMT_RECORD_MAX;
-	smt_dynbuf_init(&f->part, f->piece_max);
+	/* A piece, and the byte after it that says where it can be cut. */
+	smt_dynbuf_init(&f->part, f->piece_max + 1);
 	f->started = 0;
 }
 
@@ -23,16 +24,6 @@ void smt_framer_free(struct smt_framer *f)
 static unsigned first_flag(const struct smt_framer *f)
 {
 	return f->started ? 0 : SMT_REC_FIRST;
-}
-
-/* Emit the held bytes as a piece of a longer line. */
-static int flush_part(struct smt_framer *f, smt_framer_emit emit, void *arg)
-{
-	if (emit(arg, first_flag(f), f->part.p, f->part.len))
-		return 1;
-	f->started = 1;
-	smt_dynbuf_consume(&f->part, f->part.len, 1);
-	return 0;
 }
 
 long smt_framer_feed(struct smt_framer *f, const char *p, size_t n, smt_framer_emit emit,
@@ -55,7 +46,7 @@ long smt_framer_feed(struct smt_framer *f, const char *p, size_t n, smt_framer_e
 				used += len + 1;
 				continue;
 			}
-			if (len >= f->piece_max) {
+			if (len > f->piece_max) {
 				size_t cut = smt_utf8_cut(s, len, f->piece_max);
 				if (emit(arg, first_flag(f), s, cut))
 					break;
@@ -63,7 +54,7 @@ long smt_framer_feed(struct smt_framer *f, const char *p, size_t n, smt_framer_e
 				used += cut;
 				continue;
 			}
-			/* Less than a piece and no newline yet: hold it. */
+			/* At most a piece and no newline yet: hold it. */
 			if (smt_dynbuf_add(&f->part, s, len) < 0)
 				return -ENOMEM;
 			used += len;
@@ -71,21 +62,22 @@ long smt_framer_feed(struct smt_framer *f, const char *p, size_t n, smt_framer_e
 		}
 		/* Bytes are held: the line goes on from there. */
 		if (f->part.len + len > f->piece_max) {
-			size_t take = smt_utf8_cut(s, len, f->piece_max - f->part.len);
-			if (take == 0) {
-				/* Not even one character fits: send what is held. */
-				if (flush_part(f, emit, arg))
-					break;
-				continue;
-			}
+			/* Fill the piece and one byte more, cut it as the bytes
+			 * would be cut had they come in one write, and keep what
+			 * follows the cut (the start of the next piece). */
+			size_t take = f->piece_max + 1 - f->part.len, cut;
+
 			if (smt_dynbuf_add(&f->part, s, take) < 0)
 				return -ENOMEM;
-			if (flush_part(f, emit, arg)) {
+			cut = smt_utf8_cut(f->part.p, f->part.len, f->piece_max);
+			if (emit(arg, first_flag(f), f->part.p, cut)) {
 				/* Not consumed after all. */
 				f->part.len -= take;
 				f->part.p[f->part.len] = '\0';
 				break;
 			}
+			f->started = 1;
+			smt_dynbuf_consume(&f->part, cut, 0);
 			used += take;
 			continue;
 		}

@@ -108,6 +108,12 @@ void smt_merge_wake(struct smt_merge *m)
 		uv_idle_start(&m->idle, on_idle);
 }
 
+void smt_merge_defer(struct smt_merge *m, struct smt_merge_src *src)
+{
+	wait_for(m, src);
+	smt_merge_wake(m);
+}
+
 void smt_merge_forget(struct smt_merge *m, struct smt_merge_src *src)
 {
 	unlink_waiting(m, src);

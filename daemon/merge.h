@@ -55,6 +55,11 @@ int smt_merge_can_take(const struct smt_merge *m, const struct smt_merge_src *sr
 /* The sink has room again: resume the sources that wait. */
 void smt_merge_wake(struct smt_merge *m);
 
+/* Resume SRC from the loop, after the sources that wait already, as if it
+ * had been refused: for a source that has something new to offer but must
+ * not offer it from where it is (its caller expects no callback). */
+void smt_merge_defer(struct smt_merge *m, struct smt_merge_src *src);
+
 /* SRC ends (it will offer nothing more): its lock and its wait go.  A line
  * it left unfinished stays so; the sink's caller ends it if it must. */
 void smt_merge_forget(struct smt_merge *m, struct smt_merge_src *src);

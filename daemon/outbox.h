@@ -25,6 +25,9 @@ void smt_outbox_free(struct smt_outbox *ob);
 
 /* Nonzero while there is room for another record. */
 int smt_outbox_room(const struct smt_outbox *ob);
+/* CB(ARG) when a fetch made room again in a full outbox (from inside
+ * smt_outbox_fetch: CB must not touch the outbox). */
+void smt_outbox_on_room(struct smt_outbox *ob, void (*cb)(void *), void *arg);
 /* Append R: 0 or -ENOBUFS/-ENOMEM. */
 int smt_outbox_put(struct smt_outbox *ob, const struct smt_record *r);
 /* Append the end of output, with FINAL (a JSON text) as its bytes. */

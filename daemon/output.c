@@ -61,11 +61,19 @@ struct ranklog {
 	struct ranklog *next;
 };
 
-/* A worker's batch on the leader. */
-struct remote {
-	struct smt_merge_src ms;
+/* A worker on the leader: its batches, taken in turn by one source of the
+ * merger, so that a line it left unfinished at the end of a batch (a fetch
+ * has a size limit) keeps the line lock until a later batch ends it. */
+struct rhost {
+	struct smt_merge_src ms;     /* first: the merger hands it back */
 	struct smt_output *o;
 	char *host;
+	struct remote *batches;      /* in arrival order; the first is being taken */
+	struct rhost *next;
+};
+
+/* A worker's batch on the leader. */
+struct remote {
 	char *body;
 	size_t len, off;
 	smt_output_batch_cb done;
@@ -89,7 +97,7 @@ struct smt_output {
 	struct smt_fdwriter *stdout_w;
 	struct smt_outbox *outbox;
 	struct source *sources;
-	struct remote *remotes;
+	struct rhost *rhosts;
 	struct ranklog *ranklogs;
 	int ranklog_dirfd;
 	struct msgsrc msg[2];
@@ -226,6 +234,7 @@ static void sink_put(void *arg, const struct smt_record *r, const char *host)
 
 static const struct smt_merge_sink sink = { .room = sink_room, .put = sink_put };
 
+/* The sink (stdout, or the outbox the leader fetched from) has room again. */
 static void on_stdout_room(void *arg)
 {
 	smt_merge_wake(((struct smt_output *)arg)->merge);
@@ -234,6 +243,7 @@ static void on_stdout_room(void *arg)
 /* ---- local streams ---- */
 
 static void source_pump(struct source *s);
+static void rhost_release(struct rhost *h);
 
 static int source_emit(void *arg, unsigned flags, const char *p, size_t n)
 {
@@ -476,6 +486,10 @@ void smt_output_close_streams(struct smt_output *o)
 			o->msg[i].open = 0;
 			uv_close((uv_handle_t *)&o->msg[i].pipe, msg_closed);
 		}
+	/* Nor does a worker's line left unfinished hold the others back. */
+	for (struct rhost *h = o->rhosts; h; h = h->next)
+		if (!h->batches)
+			rhost_release(h);
 }
 
 /* ---- the command's own messages ---- */
@@ -611,99 +625,135 @@ const struct smt_ring *smt_output_msgs(const struct smt_output *o)
 
 static void remote_free(struct remote *rb)
 {
-	free(rb->host);
 	free(rb->body);
 	json_decref(rb->final);
 	free(rb);
 }
 
-static void remote_unlink(struct smt_output *o, struct remote *rb)
+/* The host's line lock goes: it sends nothing more (for now, or ever). */
+static void rhost_release(struct rhost *h)
 {
-	for (struct remote **pp = &o->remotes; *pp; pp = &(*pp)->next)
-		if (*pp == rb) {
-			*pp = rb->next;
-			break;
-		}
-	smt_merge_forget(o->merge, &rb->ms);
+	smt_merge_forget(h->o->merge, &h->ms);
 }
 
-static void remote_end(struct remote *rb, int rc)
+static void remote_pump(struct rhost *h)
 {
-	struct smt_output *o = rb->o;
-	json_t *final = rb->final;
+	struct smt_output *o = h->o;
+	struct remote *rb;
 
-	rb->final = NULL;
-	remote_unlink(o, rb);
-	if (rb->done)
-		rb->done(rb->arg, rc, final);
-	json_decref(final);
-	remote_free(rb);
-}
+	while ((rb = h->batches)) {
+		int rc = 0;
 
-static void remote_pump(struct remote *rb)
-{
-	while (rb->off < rb->len) {
-		struct smt_record r;
-		size_t used;
-		int rc = smt_lineproto_decode(rb->body + rb->off, rb->len - rb->off, &r, &used);
+		while (rb->off < rb->len) {
+			struct smt_record r;
+			size_t used;
 
-		if (rc != 1) {
-			smt_warn("the output of %s is not valid at byte %zu of a batch; dropping "
-				 "the rest of it", rb->host, rb->off);
-			remote_end(rb, -EINVAL);
-			return;
-		}
-		if (r.rank == SMT_LINEPROTO_EOF_RANK) {
-			json_decref(rb->final);
-			rb->final = json_loadb(r.p, r.n, 0, NULL);
+			if (smt_lineproto_decode(rb->body + rb->off, rb->len - rb->off, &r, &used) != 1) {
+				smt_warn("the output of %s is not valid at byte %zu of a batch; dropping "
+					 "the rest of it", h->host, rb->off);
+				rc = -EINVAL;
+				break;
+			}
+			if (r.rank == SMT_LINEPROTO_EOF_RANK) {
+				json_decref(rb->final);
+				rb->final = json_loadb(r.p, r.n, 0, NULL);
+				rb->off += used;
+				continue;
+			}
+			if (smt_merge_offer(o->merge, &h->ms, &r, h->host) < 0)
+				return;
 			rb->off += used;
-			continue;
 		}
-		if (smt_merge_offer(rb->o->merge, &rb->ms, &r, rb->host) < 0)
-			return;
-		rb->off += used;
+		h->batches = rb->next;
+		if (rb->done)
+			rb->done(rb->arg, rc, rb->final);
+		remote_free(rb);
 	}
-	remote_end(rb, 0);
+	/* Nothing more to offer for now: only a line in progress keeps the
+	 * lock, until the host's next batch ends it. */
+	if (smt_merge_locked_by(o->merge) != &h->ms)
+		rhost_release(h);
 }
 
 static void remote_resume(struct smt_merge_src *ms)
 {
-	remote_pump((struct remote *)ms);
+	remote_pump((struct rhost *)ms);
+}
+
+static struct rhost *rhost_of(struct smt_output *o, const char *host)
+{
+	struct rhost *h;
+
+	for (h = o->rhosts; h; h = h->next)
+		if (!strcmp(h->host, host))
+			return h;
+	h = calloc(1, sizeof(*h));
+	if (!h || !(h->host = strdup(host))) {
+		free(h);
+		return NULL;
+	}
+	h->o = o;
+	h->ms.resume = remote_resume;
+	h->next = o->rhosts;
+	o->rhosts = h;
+	return h;
 }
 
 int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
 		      smt_output_batch_cb done, void *arg)
 {
-	struct remote *rb = calloc(1, sizeof(*rb));
+	struct rhost *h = rhost_of(o, host);
+	struct remote *rb = h ? calloc(1, sizeof(*rb)) : NULL, **pp;
 
-	if (!rb || !(rb->host = strdup(host))) {
-		free(rb);
+	if (!rb) {
 		free(body);
 		return -ENOMEM;
 	}
-	rb->o = o;
 	rb->body = body;
 	rb->len = len;
 	rb->done = done;
 	rb->arg = arg;
-	rb->ms.resume = remote_resume;
-	rb->next = o->remotes;
-	o->remotes = rb;
-	remote_pump(rb);
+	for (pp = &h->batches; *pp; pp = &(*pp)->next)
+		;
+	*pp = rb;
+	/* Taken from the loop, after what the host sent before. */
+	smt_merge_defer(o->merge, &h->ms);
 	return 0;
 }
 
 void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg)
 {
-	struct remote *rb, *next;
+	for (struct rhost *h = o->rhosts; h; h = h->next) {
+		struct remote **pp = &h->batches;
+		int hit = 0;
 
-	for (rb = o->remotes; rb; rb = next) {
-		next = rb->next;
-		if (!done || (rb->done == done && rb->arg == arg)) {
-			rb->done = NULL;
-			remote_unlink(o, rb);
+		while (*pp) {
+			struct remote *rb = *pp;
+			if (!done || (rb->done == done && rb->arg == arg)) {
+				*pp = rb->next;
+				remote_free(rb);
+				hit = 1;
+			} else {
+				pp = &rb->next;
+			}
+		}
+		/* A line it left unfinished stays so. */
+		if ((hit || !done) && !h->batches)
+			rhost_release(h);
+	}
+}
+
+void smt_output_remote_lost(struct smt_output *o, const char *host)
+{
+	for (struct rhost *h = o->rhosts; h; h = h->next) {
+		if (strcmp(h->host, host) != 0)
+			continue;
+		while (h->batches) {
+			struct remote *rb = h->batches;
+			h->batches = rb->next;
 			remote_free(rb);
 		}
+		rhost_release(h);
 	}
 }
 
@@ -752,14 +802,20 @@ int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out)
 	else
 		rc = smt_fdwriter_new(cfg->loop, cfg->out_fd, 0, "stdout", SMT_OUTPUT_STDOUT_CAP,
 				      SMT_FORMAT_MAX(SMT_RECORD_MAX), &o->stdout_w);
+	/* Lines are never interleaved where they are text: on stdout in text
+	 * mode, in the outbox (the leader may print text whatever this host's
+	 * format), and in the rank log files. */
 	if (rc == 0)
-		rc = smt_merge_new(cfg->loop, cfg->format == SMT_FORMAT_TEXT, &sink, o, &o->merge);
+		rc = smt_merge_new(cfg->loop, cfg->format == SMT_FORMAT_TEXT || cfg->to_outbox ||
+				   cfg->rank_log_dir, &sink, o, &o->merge);
 	if (rc < 0) {
 		smt_output_free(o);
 		return rc;
 	}
 	if (o->stdout_w)
 		smt_fdwriter_on_room(o->stdout_w, on_stdout_room, o);
+	if (o->outbox)
+		smt_outbox_on_room(o->outbox, on_stdout_room, o);
 	*out = o;
 	return 0;
 }
@@ -884,6 +940,8 @@ int smt_output_logs_text(const struct smt_output *o, size_t tail, int rank, char
 	}
 	*text = smt_dynbuf_take(&b, len);
 	if (!*text) {
+		/* Empty: take handed nothing over, the allocation stays. */
+		smt_dynbuf_free(&b);
 		*text = strdup("");
 		*len = 0;
 	}
@@ -922,10 +980,16 @@ void smt_output_free(struct smt_output *o)
 		smt_dynbuf_free(&s->pending);
 		free(s);
 	}
-	while (o->remotes) {
-		struct remote *rb = o->remotes;
-		o->remotes = rb->next;
-		remote_free(rb);
+	while (o->rhosts) {
+		struct rhost *h = o->rhosts;
+		o->rhosts = h->next;
+		while (h->batches) {
+			struct remote *rb = h->batches;
+			h->batches = rb->next;
+			remote_free(rb);
+		}
+		free(h->host);
+		free(h);
 	}
 	while (o->ranklogs) {
 		struct ranklog *l = o->ranklogs;

@@ -92,22 +92,31 @@ int smt_output_add_command(struct smt_output *o, int out_fd, int err_fd);
 
 /*
  * The leader: a worker's batch (BODY of LEN bytes from HOST, taken over and
- * freed).  DONE(ARG, rc) runs from the loop once every record in it was
- * taken (rc 0), or when the batch is not valid (rc -EINVAL: what came
- * before the bad record was taken).  *FINAL, when not NULL, receives the
- * worker's end-of-output object (a new reference) if the batch holds it.
+ * freed).  DONE(ARG, rc, final) runs from the loop, never from inside this
+ * call, once every record in it was taken (rc 0), or when the batch is not
+ * valid (rc -EINVAL: what came before the bad record was taken).  FINAL is
+ * the worker's end-of-output object if the batch holds it, else NULL
+ * (borrowed: valid during the call).  A host's batches are taken in the
+ * order given; a line a batch leaves unfinished keeps stdout to itself
+ * (text mode) until a later batch of the same host ends it.
  */
 typedef void (*smt_output_batch_cb)(void *arg, int rc, json_t *final);
 int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
 		      smt_output_batch_cb done, void *arg);
 /* Drop the batches given with DONE and ARG still waiting, without calling
- * DONE (DONE NULL: every batch). */
+ * DONE (DONE NULL: every batch); a line their host left unfinished stays
+ * so, and holds nothing back. */
 void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg);
+
+/* HOST was lost: its batches still waiting are dropped (without DONE) and
+ * a line it left unfinished stays so, holding nothing back. */
+void smt_output_remote_lost(struct smt_output *o, const char *host);
 
 /* Local streams not yet at their end. */
 int smt_output_open_streams(const struct smt_output *o);
 /* Stop waiting for the end of the local streams: read no more, take what
- * was read (their writers are gone or outside the job). */
+ * was read (their writers are gone or outside the job).  A worker's line
+ * left unfinished no longer holds the others back either. */
 void smt_output_close_streams(struct smt_output *o);
 
 /* A worker: the outbox, and its end once the local job is over. */

@@ -16,7 +16,8 @@
  * never appears.  Pure logic except smt_report_probe_program.
  *
  * Every kind smtd writes is in smt_failure_kinds[] with the exit code it
- * goes with; smtd(8) lists the same (a test compares them).
+ * goes with; smtd(8) lists the same (tests/integration/house_docs.sh
+ * compares them).
  */
 #ifndef SMT_REPORT_H
 #define SMT_REPORT_H

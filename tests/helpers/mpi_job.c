@@ -6,6 +6,8 @@
  *                          a barrier-free point; others wait in MPI_Barrier
  *   segv R                 rank R dereferences NULL
  *   abort R CODE           rank R calls MPI_Abort(CODE)
+ *   sigkill R              rank R raises SIGKILL
+ *   improper R             rank R exits 0 without MPI_Finalize
  *   lines N                every rank prints N numbered lines on stdout
  *   bytes FILE             rank 0 copies FILE to stdout byte for byte
  *   slowcopy FILE          rank 0 copies FILE a line at a time, pausing
@@ -17,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,20 @@ int main(int argc, char **argv)
 		if (rank == atoi(argv[2])) {
 			fprintf(stderr, "rank %d aborting\n", rank);
 			MPI_Abort(MPI_COMM_WORLD, atoi(argv[3]));
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	} else if (!strcmp(mode, "sigkill") && argc > 2) {
+		if (rank == atoi(argv[2])) {
+			fprintf(stderr, "rank %d raising SIGKILL\n", rank);
+			fflush(stderr);
+			raise(SIGKILL);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+	} else if (!strcmp(mode, "improper") && argc > 2) {
+		if (rank == atoi(argv[2])) {
+			printf("rank %d leaving without MPI_Finalize\n", rank);
+			fflush(stdout);
+			_exit(0);
 		}
 		MPI_Barrier(MPI_COMM_WORLD);
 	} else if (!strcmp(mode, "lines") && argc > 2) {

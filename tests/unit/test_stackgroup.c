@@ -16,6 +16,7 @@
 #include "textesc.h"
 #include "stackgroup.h"
 #include "stacks.h"
+#include "textesc.h"
 #include "testdata.h"
 #include "textesc.h"
 
