@@ -421,6 +421,8 @@ static void on_worker_lost(void *ctx, size_t i, const char *why)
 		text = NULL;
 	}
 	free(text);
+	/* A line of its left half-written must not hold the others back. */
+	smt_output_remote_lost(smt_hostjob_output(d->job), smt_peers_host(l->peers, i));
 	smt_daemon_changed(d);
 	if (!l->launched) {
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, l->peer_failure);

@@ -8,16 +8,26 @@
 
 struct smt_merge {
 	uv_idle_t idle;
+	uv_timer_t cut_timer;      /* the lock holder idle too long */
 	int line_atomic;
+	unsigned cut_ms;
 	struct smt_merge_sink sink;
 	void *arg;
 	struct smt_merge_src *lock;
+	uint64_t lock_active;      /* uv_now of the holder's last piece */
+	struct smt_record lock_rec; /* its rank and stream, to end its line */
+	const char *lock_host;
 	struct smt_merge_src *head, *tail;   /* sources waiting, in order */
+	int handles;
 	int closing;
 };
 
+static void arm_cut(struct smt_merge *m);
+
 static void wait_for(struct smt_merge *m, struct smt_merge_src *src)
 {
+	if (m->lock && m->lock != src)
+		arm_cut(m);
 	if (src->waiting)
 		return;
 	src->waiting = 1;
@@ -61,16 +71,68 @@ int smt_merge_offer(struct smt_merge *m, struct smt_merge_src *src, const struct
 		wait_for(m, src);
 		return -EAGAIN;
 	}
+	struct smt_record cont;
+
+	if (src->cut && m->line_atomic) {
+		/* The rest of a line that was ended for it: tagged again. */
+		cont = *r;
+		cont.flags |= SMT_REC_FIRST;
+		r = &cont;
+		src->cut = 0;
+	}
 	m->sink.put(m->arg, r, host);
 	if (m->line_atomic) {
-		if (!(r->flags & SMT_REC_LAST))
+		if (!(r->flags & SMT_REC_LAST)) {
 			m->lock = src;
-		else if (m->lock == src) {
+			m->lock_active = uv_now(m->idle.loop);
+			m->lock_rec = *r;
+			m->lock_rec.p = "";
+			m->lock_rec.n = 0;
+			m->lock_host = host;
+		} else if (m->lock == src) {
 			m->lock = NULL;
+			uv_timer_stop(&m->cut_timer);
 			smt_merge_wake(m);
 		}
 	}
 	return 0;
+}
+
+/*
+ * The line in progress has had no piece for CUT_MS while others
+ * wait: its source may be waiting for them (a rank in a collective, its
+ * progress bar drawn with \r and no newline), and they for the line's end.
+ * The line is ended here and its rest, when it comes, is tagged again.
+ */
+static void on_cut(uv_timer_t *t)
+{
+	struct smt_merge *m = t->data;
+	struct smt_merge_src *holder = m->lock;
+	uint64_t idle;
+
+	if (!holder || !m->head)
+		return;
+	idle = uv_now(m->idle.loop) - m->lock_active;
+	if (idle < m->cut_ms) {
+		uv_timer_start(&m->cut_timer, on_cut, m->cut_ms - idle, 0);
+		return;
+	}
+	if (!m->sink.room(m->arg))
+		return;  /* nothing moves anyway; smt_merge_wake re-arms */
+	m->lock_rec.flags = SMT_REC_LAST;
+	m->sink.put(m->arg, &m->lock_rec, m->lock_host);
+	holder->cut = 1;
+	m->lock = NULL;
+	smt_merge_wake(m);
+}
+
+static void arm_cut(struct smt_merge *m)
+{
+	uint64_t idle = uv_now(m->idle.loop) - m->lock_active;
+
+	if (m->closing || uv_is_active((uv_handle_t *)&m->cut_timer))
+		return;
+	uv_timer_start(&m->cut_timer, on_cut, idle < m->cut_ms ? m->cut_ms - idle : 0, 0);
 }
 
 /* Resume, in order, the waiting sources that can go on now.  A resumed
@@ -104,8 +166,11 @@ static void on_idle(uv_idle_t *h)
 
 void smt_merge_wake(struct smt_merge *m)
 {
-	if (m->head && !m->closing)
+	if (m->head && !m->closing) {
 		uv_idle_start(&m->idle, on_idle);
+		if (m->lock)
+			arm_cut(m);
+	}
 }
 
 void smt_merge_defer(struct smt_merge *m, struct smt_merge_src *src)
@@ -119,6 +184,7 @@ void smt_merge_forget(struct smt_merge *m, struct smt_merge_src *src)
 	unlink_waiting(m, src);
 	if (m->lock == src) {
 		m->lock = NULL;
+		uv_timer_stop(&m->cut_timer);
 		smt_merge_wake(m);
 	}
 }
@@ -128,25 +194,31 @@ struct smt_merge_src *smt_merge_locked_by(const struct smt_merge *m)
 	return m->lock;
 }
 
-int smt_merge_new(uv_loop_t *loop, int line_atomic, const struct smt_merge_sink *sink,
-		  void *arg, struct smt_merge **out)
+int smt_merge_new(uv_loop_t *loop, int line_atomic, unsigned cut_ms,
+		  const struct smt_merge_sink *sink, void *arg, struct smt_merge **out)
 {
 	struct smt_merge *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
 	m->line_atomic = line_atomic;
+	m->cut_ms = cut_ms ? cut_ms : SMT_MERGE_CUT_MS;
 	m->sink = *sink;
 	m->arg = arg;
 	uv_idle_init(loop, &m->idle);
-	m->idle.data = m;
+	uv_timer_init(loop, &m->cut_timer);
+	m->idle.data = m->cut_timer.data = m;
+	m->handles = 2;
 	*out = m;
 	return 0;
 }
 
 static void on_closed(uv_handle_t *h)
 {
-	free(h->data);
+	struct smt_merge *m = h->data;
+
+	if (--m->handles == 0)
+		free(m);
 }
 
 void smt_merge_free(struct smt_merge *m)
@@ -155,4 +227,5 @@ void smt_merge_free(struct smt_merge *m)
 		return;
 	m->closing = 1;
 	uv_close((uv_handle_t *)&m->idle, on_closed);
+	uv_close((uv_handle_t *)&m->cut_timer, on_closed);
 }

@@ -17,6 +17,14 @@
  * such a piece are the rest of that line.  JSON mode needs no such rule:
  * every record is an object of its own.
  *
+ * The one exception, so that the rule can never deadlock a job: a line
+ * whose source gave no piece for CUT_MS while other sources wait
+ * is ended there (an empty last piece goes to the sink), and the rest of
+ * it, when it comes, starts a line of its own (its first piece is marked
+ * SMT_REC_FIRST, so the text format tags it again).  A rank in a
+ * collective with half a line written (a progress bar drawn with \r) would
+ * otherwise wait for ranks that wait, in write(), for its newline.
+ *
  * Resumes run from the loop (an idle handle), never from inside an offer.
  */
 #ifndef SMT_MERGE_H
@@ -33,7 +41,12 @@ struct smt_merge_src {
 	void (*resume)(struct smt_merge_src *src);
 	struct smt_merge_src *next_waiting;
 	int waiting;
+	int cut;      /* its line was ended for it: the next piece is tagged */
 };
+
+/* By default, a line in progress may keep others waiting this long
+ * without a piece. */
+#define SMT_MERGE_CUT_MS 100
 
 struct smt_merge_sink {
 	/* Nonzero while PUT may be called. */
@@ -42,8 +55,9 @@ struct smt_merge_sink {
 	void (*put)(void *arg, const struct smt_record *r, const char *host);
 };
 
-int smt_merge_new(uv_loop_t *loop, int line_atomic, const struct smt_merge_sink *sink,
-		  void *arg, struct smt_merge **out);
+/* LINE_ATOMIC: the text rule above, with CUT_MS (0: SMT_MERGE_CUT_MS). */
+int smt_merge_new(uv_loop_t *loop, int line_atomic, unsigned cut_ms,
+		  const struct smt_merge_sink *sink, void *arg, struct smt_merge **out);
 
 /* Offer R of SRC: 0 taken, -EAGAIN refused (SRC->resume runs later). */
 int smt_merge_offer(struct smt_merge *m, struct smt_merge_src *src, const struct smt_record *r,

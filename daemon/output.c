@@ -807,7 +807,7 @@ int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out)
 	 * format), and in the rank log files. */
 	if (rc == 0)
 		rc = smt_merge_new(cfg->loop, cfg->format == SMT_FORMAT_TEXT || cfg->to_outbox ||
-				   cfg->rank_log_dir, &sink, o, &o->merge);
+				   cfg->rank_log_dir, cfg->line_cut_ms, &sink, o, &o->merge);
 	if (rc < 0) {
 		smt_output_free(o);
 		return rc;

@@ -63,6 +63,7 @@ struct smt_output_config {
 	struct smt_ranks *ranks;    /* borrowed */
 	const char *rank_log_dir;   /* NULL: none */
 	const regex_t *progress;    /* NULL: every line is progress */
+	unsigned line_cut_ms;       /* merge.h's CUT_MS; 0: the default */
 	/* The outbox has new bytes (wake a held fetch). */
 	void (*outbox_news)(void *arg);
 	/* A local rank's streams have both ended (RANK -1: the command's). */

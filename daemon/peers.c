@@ -592,7 +592,9 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 	if (ps->closing || p->lost)
 		return;
 	if (rc < 0) {
-		/* Its offset did not move: fetch the same bytes again. */
+		/* The merger took what it could decode and logged the rest as
+		 * corrupt; LINES_FROM is already past the whole batch, so the
+		 * next fetch asks for what follows, a little later. */
 		lines_retry_later(p);
 		return;
 	}

@@ -183,7 +183,7 @@ static void test_line_atomic(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(smt_merge_new(&loop, 1, &sink, &st, &m), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 60000, &sink, &st, &m), 0);
 	src_init(&a, m, &st, 0);
 	src_init(&b, m, &st, 1);
 	add_line(&a, 5);
@@ -224,7 +224,7 @@ static void test_json_no_lock(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(smt_merge_new(&loop, 0, &sink, &st, &m), 0);
+	assert_int_equal(smt_merge_new(&loop, 0, 0, &sink, &st, &m), 0);
 	src_init(&a, m, &st, 0);
 	src_init(&b, m, &st, 1);
 	add_line(&a, 3);
@@ -253,7 +253,7 @@ static void test_room_and_resume_order(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(smt_merge_new(&loop, 1, &sink, &st, &m), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 60000, &sink, &st, &m), 0);
 	for (int i = 0; i < 4; i++) {
 		src_init(&s[i], m, &st, i);
 		add_line(&s[i], 1);
@@ -303,7 +303,7 @@ static void test_lock_holder_first(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(smt_merge_new(&loop, 1, &sink, &st, &m), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 60000, &sink, &st, &m), 0);
 	src_init(&a, m, &st, 0);
 	src_init(&b, m, &st, 1);
 	add_line(&a, 4);
@@ -337,7 +337,7 @@ static void test_forget(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(smt_merge_new(&loop, 1, &sink, &st, &m), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 60000, &sink, &st, &m), 0);
 	src_init(&a, m, &st, 0);
 	src_init(&b, m, &st, 1);
 	src_init(&c, m, &st, 2);
@@ -372,7 +372,7 @@ static void test_defer(void **state)
 
 	(void)state;
 	assert_int_equal(uv_loop_init(&loop), 0);
-	assert_int_equal(smt_merge_new(&loop, 1, &sink, &st, &m), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 60000, &sink, &st, &m), 0);
 	src_init(&a, m, &st, 0);
 	src_init(&b, m, &st, 1);
 	add_line(&a, 1);
@@ -420,7 +420,7 @@ static void test_random(void **state)
 		assert_non_null(st);
 		assert_non_null(s);
 		assert_int_equal(uv_loop_init(&loop), 0);
-		assert_int_equal(smt_merge_new(&loop, line_atomic, &sink, st, &m), 0);
+		assert_int_equal(smt_merge_new(&loop, line_atomic, 60000, &sink, st, &m), 0);
 		for (int i = 0; i < nsrc; i++) {
 			src_init(&s[i], m, st, i);
 			while (s[i].nrec < MAXREC / MAXSRC - 12)
@@ -454,10 +454,63 @@ static void test_random(void **state)
 	}
 }
 
+/* A line whose source went quiet while others wait is ended after CUT_MS
+ * (an empty last piece), the others go, and the rest of the line comes
+ * tagged again (its first piece marked FIRST): the rule never deadlocks a
+ * rank that waits, mid-line, for ranks that wait for its newline. */
+static void test_cut_idle_line(void **state)
+{
+	uv_loop_t loop;
+	struct sink_state st = { .room = -1 };
+	struct smt_merge *m;
+	struct tsrc a, b;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 30, &sink, &st, &m), 0);
+	src_init(&a, m, &st, 0);
+	src_init(&b, m, &st, 1);
+	add_line(&a, 3);
+	add_line(&b, 1);
+	arrive(&a, 1);
+	arrive(&b, 1);
+	assert_true(b.blocked);
+	/* Within CUT_MS nothing moves. */
+	uv_update_time(&loop);
+	t0 = uv_now(&loop);
+	while (uv_now(&loop) - t0 < 10) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		uv_update_time(&loop);
+	}
+	assert_int_equal(b.next, 0);
+	assert_int_equal(st.n, 1);
+	/* Then A's line is ended for it and B goes. */
+	while (b.next == 0 && uv_now(&loop) - t0 < 5000) {
+		uv_run(&loop, UV_RUN_ONCE);
+		uv_update_time(&loop);
+	}
+	assert_int_equal(b.next, 1);
+	assert_true(uv_now(&loop) - t0 >= 25);
+	assert_null(smt_merge_locked_by(m));
+	assert_int_equal(st.n, 3);
+	assert_int_equal(st.log[1].src, 0);
+	assert_int_equal(st.log[1].flags, SMT_REC_LAST);   /* the cut: A's line ends */
+	assert_int_equal(st.log[2].src, 1);
+	assert_int_equal(st.log[2].flags, SMT_REC_WHOLE);
+	/* A's rest starts a line of its own. */
+	arrive(&a, 2);
+	assert_int_equal(st.n, 5);
+	assert_int_equal(st.log[3].flags, SMT_REC_FIRST);
+	assert_int_equal(st.log[4].flags, SMT_REC_LAST);
+	loop_close(&loop, m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_atomic),
+		cmocka_unit_test(test_cut_idle_line),
 		cmocka_unit_test(test_json_no_lock),
 		cmocka_unit_test(test_room_and_resume_order),
 		cmocka_unit_test(test_lock_holder_first),

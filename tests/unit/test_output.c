@@ -210,6 +210,7 @@ static void on_streams_ended(void *arg, int rank)
 
 struct env_opts {
 	enum smt_format format;
+	unsigned line_cut_ms;   /* 0: a minute (lines are never cut unless a test asks) */
 	int to_outbox;
 	const char *rank_log_dir;
 	int msg_fd;
@@ -228,6 +229,7 @@ static void env_init(struct env *e, const struct env_opts *opt)
 	struct smt_output_config cfg = {
 		.loop = &e->loop, .format = opt->format, .to_outbox = opt->to_outbox,
 		.out_fd = e->out_w, .msg_fd = opt->msg_fd ? opt->msg_fd : -1, .msg_name = "mpirun",
+		.line_cut_ms = opt->line_cut_ms ? opt->line_cut_ms : 60000,
 		.current_host = HOST, .ranks = e->ranks, .rank_log_dir = opt->rank_log_dir,
 		.outbox_news = on_news, .streams_ended = on_streams_ended, .arg = e,
 	};
