@@ -174,13 +174,18 @@ static void apply_env(json_t *answer)
 /* The child: its own session, default signals, the pipes as stdout and
  * stderr; it runs the program once the launcher says go. */
 static void __attribute__((noreturn))
-child(char **cmd, int out_w, int err_w, int go_r, int status_w)
+child(char **cmd, int out_w, int err_w, int go_r, int go_w, int status_r, int status_w)
 {
 	struct sigaction sa;
 	sigset_t none;
-	char c;
+	char c = 0;
+	ssize_t n;
 	int err;
 
+	/* The launcher's ends: with the go pipe's write end held here too, a
+	 * launcher that gives up would leave this child waiting forever. */
+	close(go_w);
+	close(status_r);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (int s = 1; s < NSIG; s++)
@@ -193,9 +198,10 @@ child(char **cmd, int out_w, int err_w, int go_r, int status_w)
 		_exit(126);
 	close(out_w);
 	close(err_w);
-	while (read(go_r, &c, 1) < 0 && errno == EINTR)
-		;
-	if (c != 'g')
+	do
+		n = read(go_r, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || c != 'g')
 		_exit(1);
 	close(go_r);
 	execvp(cmd[0], cmd);
@@ -284,7 +290,7 @@ int smtctl_rank(const char *socket_path, char **cmd)
 		return 1;
 	}
 	if (pid == 0)
-		child(cmd, outp[1], errp[1], gop[0], stp[1]);
+		child(cmd, outp[1], errp[1], gop[0], gop[1], stp[0], stp[1]);
 	close(outp[1]);
 	close(errp[1]);
 	close(gop[0]);

@@ -16,6 +16,7 @@ CORE_TESTS = \
 	tests/integration/supervise_volume.sh \
 	tests/integration/api_daemon.sh \
 	tests/integration/api_orted.sh \
+	tests/integration/rank_launcher.sh \
 	tests/integration/supervise_json_log.sh
 TESTS += $(CORE_TESTS)
 EXTRA_DIST += $(CORE_TESTS)

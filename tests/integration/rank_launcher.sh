@@ -1,0 +1,122 @@
+#!/bin/sh
+# The rank launcher (`smtctl rank -- PROGRAM`, client/rank.c) against a
+# stand-in smtd that speaks SOCKET.ranks' protocol (rankd.h) and misbehaves
+# on purpose: whatever smtd answers, the launcher never hangs, never runs
+# the program when smtd said no, and says why in one line.
+#   1. no rank number in the environment: the program runs unchanged;
+#   2. no smtd: the program runs unchanged, one line says so;
+#   3. hello refused: exit 1, the program does not run;
+#   4. start refused (the connection closed after the fork): exit 1 at
+#      once, the program does not run, no child left waiting;
+#   5. all accepted: the program runs with the environment smtd gave, its
+#      bytes on the pipes handed over, and the launcher exits like it.
+. "$top_srcdir/tests/lib.sh"
+smt_tmpdir
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+S="$T/smtd.sock"
+PROG="$T/prog.sh"
+cat >"$PROG" <<'EOF'
+#!/bin/sh
+echo "ran with GIVEN=$GIVEN"
+touch "$MARK"
+exit 7
+EOF
+chmod +x "$PROG"
+
+# fake MODE: serve one launcher on $S.ranks, MODE refuse-hello,
+# close-at-start or accept; prints what it received and the rank's output.
+cat >"$T/fake.py" <<'PY'
+import array, json, os, socket, sys
+path, mode = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path)
+s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+fds = array.array("i")
+msg, anc, _, _ = c.recvmsg(65536, socket.CMSG_SPACE(2 * fds.itemsize))
+for level, kind, data in anc:
+    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+hello = json.loads(msg)
+print("hello", hello["op"], hello["rank"], len(fds), flush=True)
+if mode == "refuse-hello":
+    c.send(json.dumps({"ok": False, "error": "not today"}).encode())
+    sys.exit(0)
+c.send(json.dumps({"ok": True, "env": {"GIVEN": "by-smtd"}, "env_default": {}}).encode())
+start = json.loads(c.recv(65536))
+print("start", start["op"], start["pid"] > 0, flush=True)
+if mode == "close-at-start":
+    c.close()
+    sys.exit(0)
+c.send(json.dumps({"ok": True}).encode())
+out = os.fdopen(fds[0], "rb").read()
+print("stdout", out.decode().strip(), flush=True)
+end = json.loads(c.recv(65536))
+print("end", end["op"], flush=True)
+PY
+
+fake() { # fake MODE: start the stand-in, wait until it listens
+	rm -f "$S.ranks"
+	$PY "$T/fake.py" "$S.ranks" "$1" >"$T/fake.out" 2>&1 &
+	FAKE=$!
+	i=0
+	until grep -q listening "$T/fake.out" 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "the stand-in smtd did not start: $(cat "$T/fake.out")"
+		sleep 0.02
+	done
+}
+launch() { # launch NAME [VAR=VALUE...]: the launcher, at most 10 s
+	n=$1
+	shift
+	rc=0
+	env "$@" MARK="$T/$n.ran" timeout -s KILL 10 "$SMTCTL" --socket "$S" rank -- "$PROG" \
+		>"$T/$n.out" 2>"$T/$n.err" || rc=$?
+}
+
+# 1. No rank number.
+launch norank -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u RANK
+assert_eq "$rc" 7 "no rank number: the program's exit code"
+assert_eq "$(cat "$T/norank.err")" "smtctl rank: no rank number in the environment (OMPI_COMM_WORLD_RANK, PMIX_RANK or RANK): running $PROG without smtd" "no rank number: the line"
+[ -e "$T/norank.ran" ] || fail "no rank number: the program did not run"
+
+# 2. No smtd.
+launch nosmtd RANK=3
+assert_eq "$rc" 7 "no smtd: the program's exit code"
+assert_eq "$(cat "$T/nosmtd.err")" "smtctl rank: cannot reach smtd at $S.ranks (No such file or directory): running $PROG unchanged; its output goes through the launching program" "no smtd: the line"
+[ -e "$T/nosmtd.ran" ] || fail "no smtd: the program did not run"
+
+# 3. Hello refused.
+fake refuse-hello
+launch refused RANK=3
+wait $FAKE
+assert_eq "$rc" 1 "hello refused: the launcher's exit code"
+assert_eq "$(cat "$T/refused.err")" "smtctl rank: rank 3: smtd refused: not today; not starting $PROG" "hello refused: the line"
+[ ! -e "$T/refused.ran" ] || fail "hello refused: the program ran"
+assert_contains "$T/fake.out" "hello hello 3 2" "the hello carried the rank and two pipes"
+
+# 4. The connection closed at the start: no hang, nothing run.
+fake close-at-start
+t0=$(date +%s%N)
+launch closed RANK=4
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait $FAKE
+[ "$rc" != 137 ] || fail "start refused: the launcher hung (killed after 10 s)"
+assert_eq "$rc" 1 "start refused: the launcher's exit code"
+assert_eq "$(cat "$T/closed.err")" "smtctl rank: rank 4: smtd closed the connection; not starting $PROG" "start refused: the line"
+[ ! -e "$T/closed.ran" ] || fail "start refused: the program ran"
+[ $ms -lt 5000 ] || fail "start refused: the launcher took $ms ms"
+sleep 0.2
+pgrep -f "$PROG" >/dev/null && fail "start refused: a child was left behind"
+
+# 5. Accepted: the environment, the pipes, the end.
+fake accept
+launch ok RANK=5
+wait $FAKE
+assert_eq "$rc" 7 "accepted: the launcher ends like the program"
+assert_contains "$T/fake.out" "stdout ran with GIVEN=by-smtd" "the program's stdout went through the pipe smtd was given, with smtd's environment"
+assert_contains "$T/fake.out" "end exit" "the launcher reported the end"
+[ -e "$T/ok.ran" ] || fail "accepted: the program did not run"
+[ ! -s "$T/ok.out" ] || fail "accepted: output on the launcher's own stdout: $(cat "$T/ok.out")"
+echo "ok: the launcher never hangs and never runs what smtd refused"
