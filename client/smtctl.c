@@ -609,9 +609,19 @@ static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 		return ret;
 	}
 	v = reply_json(ctl, &r);
-	free(r.body);
-	if (!v)
+	if (!v) {
+		free(r.body);
 		return SMTCTL_EXIT_UNREACHABLE;
+	}
+	/* 409 with a collection's id: one is running, and this waits for it;
+	 * without: there is nothing to collect (no job runs). */
+	if (!json_is_integer(json_object_get(v, SMT_F_ID))) {
+		json_decref(v);
+		ret = reply_error(ctl, &r);
+		free(r.body);
+		return ret;
+	}
+	free(r.body);
 	id = json_integer_value(json_object_get(v, SMT_F_ID));
 	json_decref(v);
 	/* Until the status says it is done: each answer comes when the status

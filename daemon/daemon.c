@@ -489,9 +489,10 @@ static int setup_job(struct smt_daemon *d)
 	int rc;
 
 	if (d->opts->progress_pattern) {
+		/* Checked when the option was read (options.c). */
 		rc = regcomp(&d->progress, d->opts->progress_pattern, REG_EXTENDED | REG_NOSUB);
 		if (rc != 0)
-			return -EINVAL;
+			return -ENOMEM;
 		d->have_progress = 1;
 	}
 	snprintf(path, sizeof(path), "%s%s", d->opts->socket_path, SMT_RANKS_SUFFIX);
@@ -560,14 +561,14 @@ int smt_daemon_run(struct smt_plan *plan)
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
 		free(text);
 	} else if ((rc = setup_job(d)) < 0) {
-		text = rc == -EINVAL
-			? smt_failure_text(SMT_FAIL_CONFIG, "--progress-pattern '%s' is not a valid "
-					   "extended regular expression", d->opts->progress_pattern)
-			: smt_failure_text(SMT_FAIL_CONFIG, "cannot set up the job on this host: %s "
-					   "(see smtd's log)", strerror(-rc));
-		smt_daemon_finish(d, SMT_STATE_FAILED,
-				  rc == -EINVAL || rc == -EADDRINUSE || rc == -ENAMETOOLONG
-					  ? SMT_EXIT_CONFIG : SMT_EXIT_JOB_FAILED, text);
+		/* The rank launcher's socket next to the control socket, or
+		 * smtd itself (memory, handles). */
+		enum smt_failure_kind kind = rc == -EADDRINUSE || rc == -ENAMETOOLONG ||
+					     rc == -EACCES || rc == -ENOENT
+			? SMT_FAIL_CONFIG : SMT_FAIL_INTERNAL;
+		text = smt_failure_text(kind, "cannot set up the job on this host: %s (see smtd's "
+					"log)", strerror(-rc));
+		smt_daemon_finish(d, SMT_STATE_FAILED, smt_failure_exit_code(kind, 0), text);
 		free(text);
 	} else {
 		notify_systemd(d);

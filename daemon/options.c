@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,39 +233,29 @@ static int parse_listen(const char *what, const char *text, char *err, size_t er
 	return -EINVAL;
 }
 
-static int parse_sshd(const char *what, const char *text, enum smt_sshd_mode *out, char *err,
-		      size_t errlen)
+/*
+ * TEXT as one of NAMES (N of them): its index in *OUT, or a message that
+ * lists them all.
+ */
+static int parse_choice(const char *what, const char *text, const char *const *names, size_t n,
+			int *out, char *err, size_t errlen)
 {
-	if (strcmp(text, "auto") == 0)
-		*out = SMT_SSHD_AUTO;
-	else if (strcmp(text, "always") == 0)
-		*out = SMT_SSHD_ALWAYS;
-	else if (strcmp(text, "never") == 0)
-		*out = SMT_SSHD_NEVER;
-	else {
-		char shown[SMT_OPTIONS_QUOTE_SIZE];
-		smt_options_quote(text, shown, sizeof(shown));
-		snprintf(err, errlen, "%s: %s is not one of auto, always, never", what, shown);
-		return -EINVAL;
-	}
-	return 0;
+	char shown[SMT_OPTIONS_QUOTE_SIZE];
+	size_t o;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(text, names[i]) == 0) {
+			*out = (int)i;
+			return 0;
+		}
+	smt_options_quote(text, shown, sizeof(shown));
+	o = (size_t)snprintf(err, errlen, "%s: %s is not one of", what, shown);
+	for (size_t i = 0; i < n && o < errlen; i++)
+		o += (size_t)snprintf(err + o, errlen - o, "%s %s", i ? "," : "", names[i]);
+	return -EINVAL;
 }
 
-static int parse_log_format(const char *what, const char *text, int *out, char *err,
-			    size_t errlen)
-{
-	if (strcmp(text, "text") == 0)
-		*out = 0;
-	else if (strcmp(text, "json") == 0)
-		*out = 1;
-	else {
-		char shown[SMT_OPTIONS_QUOTE_SIZE];
-		smt_options_quote(text, shown, sizeof(shown));
-		snprintf(err, errlen, "%s: %s is not one of text, json", what, shown);
-		return -EINVAL;
-	}
-	return 0;
-}
+#define CHOICES(a) (a), sizeof(a) / sizeof((a)[0])
 
 /* A path or a name: not empty, and no control character, which would
  * break every message that names it. */
@@ -290,7 +281,8 @@ static int bad_bool(const char *what, const char *text, char *err, size_t errlen
 	char shown[SMT_OPTIONS_QUOTE_SIZE];
 
 	smt_options_quote(text, shown, sizeof(shown));
-	snprintf(err, errlen, "%s: %s is not one of true, false, 1, 0", what, shown);
+	snprintf(err, errlen, "%s: %s is not one of true, false, 1, 0 (or yes, no, on, off)",
+		 what, shown);
 	return -EINVAL;
 }
 
@@ -315,24 +307,58 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 	case OPT_PROGRAM: str = &o->program; break;
 	case OPT_CURRENT_HOST: str = &o->current_host; break;
 	case OPT_RANK_LOG_DIR: str = &o->rank_log_dir; break;
-	case OPT_PROGRESS_PATTERN: str = &o->progress_pattern; break;
-	case OPT_JOB_CGROUP:
-		if (strcmp(val, "auto") == 0)
-			o->job_cgroup = SMT_JOB_CGROUP_AUTO;
-		else if (strcmp(val, "never") == 0)
-			o->job_cgroup = SMT_JOB_CGROUP_NEVER;
-		else {
-			snprintf(err, errlen, "%s: '%s' is not one of auto, never", what, val);
+	case OPT_PROGRESS_PATTERN: {
+		regex_t re;
+		char quoted[SMT_OPTIONS_QUOTE_SIZE], msg[128];
+		int rc;
+
+		if (plain_string(what, val, err, errlen) < 0)
+			return -EINVAL;
+		rc = regcomp(&re, val, REG_EXTENDED | REG_NOSUB);
+		if (rc != 0) {
+			regerror(rc, &re, msg, sizeof(msg));
+			smt_options_quote(val, quoted, sizeof(quoted));
+			snprintf(err, errlen, "%s: %s is not a POSIX extended regular expression: %s",
+				 what, quoted, msg);
 			return -EINVAL;
 		}
+		regfree(&re);
+		str = &o->progress_pattern;
+		break;
+	}
+	case OPT_JOB_CGROUP: {
+		/* In the order of enum smt_job_cgroup_mode. */
+		static const char *const modes[] = { "auto", "never" };
+		int k;
+
+		if (parse_choice(what, val, CHOICES(modes), &k, err, errlen) < 0)
+			return -EINVAL;
+		o->job_cgroup = (enum smt_job_cgroup_mode)k;
 		return 0;
-	case OPT_STALL_TIMEOUT: secs = &o->stall_timeout; break;
-	case OPT_START_TIMEOUT: secs = &o->start_timeout; break;
+	}
+	case OPT_STALL_TIMEOUT:
+	case OPT_START_TIMEOUT:
+		/* "0" switches the watchdog off, also against the hyperparameter. */
+		if (strcmp(val, "0") == 0) {
+			*(id == OPT_STALL_TIMEOUT ? &o->stall_timeout : &o->start_timeout) = -1;
+			return 0;
+		}
+		secs = id == OPT_STALL_TIMEOUT ? &o->stall_timeout : &o->start_timeout;
+		break;
 	case OPT_MPI_OPTIONS:
 		/* Empty custom options are legitimate: they override the file's. */
 		o->mpi_options = val;
 		return 0;
-	case OPT_SSHD: return parse_sshd(what, val, &o->sshd_mode, err, errlen);
+	case OPT_SSHD: {
+		/* In the order of enum smt_sshd_mode. */
+		static const char *const modes[] = { "auto", "always", "never" };
+		int k;
+
+		if (parse_choice(what, val, CHOICES(modes), &k, err, errlen) < 0)
+			return -EINVAL;
+		o->sshd_mode = (enum smt_sshd_mode)k;
+		return 0;
+	}
 	case OPT_MPI:
 		if (!val)
 			return o->mpi_enabled = 1, 0;
@@ -341,16 +367,14 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		return bad_bool(what, val, err, errlen);
 	case OPT_NO_MPI: o->mpi_enabled = 0; return 0;
 	case OPT_LAUNCH: {
+		/* smt_launch_name()'s names, and auto: the hyperparameters decide. */
 		static const char *const kinds[] = { "auto", "standalone", "mpi", "smddp", "torchrun" };
+		int k;
 
-		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (strcmp(val, kinds[i]) == 0) {
-				o->launch = i ? val : NULL;
-				return 0;
-			}
-		snprintf(err, errlen, "%s: '%s' is not one of auto, standalone, mpi, smddp, torchrun",
-			 what, val);
-		return -EINVAL;
+		if (parse_choice(what, val, CHOICES(kinds), &k, err, errlen) < 0)
+			return -EINVAL;
+		o->launch = k ? val : NULL;
+		return 0;
 	}
 	case OPT_PPN: return parse_count(what, val, &o->processes_per_host, err, errlen);
 	case OPT_NP: return parse_count(what, val, &o->num_processes, err, errlen);
@@ -359,7 +383,11 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 	case OPT_RESULT_TIMEOUT: secs = &o->result_timeout; break;
 	case OPT_PEER_TIMEOUT: secs = &o->peer_timeout; break;
 	case OPT_GRACE: secs = &o->grace; min = SMT_OPTIONS_GRACE_MIN; break;
-	case OPT_LOG_FORMAT: return parse_log_format(what, val, &o->log_json, err, errlen);
+	case OPT_LOG_FORMAT: {
+		static const char *const formats[] = { "text", "json" };
+
+		return parse_choice(what, val, CHOICES(formats), &o->log_json, err, errlen);
+	}
 	case OPT_DEBUG:
 		if (!val)
 			return o->debug = 1, 0;

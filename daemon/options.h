@@ -36,7 +36,8 @@ struct smt_options {
 	const char *rank_log_dir;  /* --rank-log-dir, SMTD_RANK_LOG_DIR: DIR/rank-N.log */
 	const char *progress_pattern; /* --progress-pattern, SMTD_PROGRESS_PATTERN */
 	enum smt_job_cgroup_mode job_cgroup; /* --job-cgroup auto|never, SMTD_JOB_CGROUP */
-	double stall_timeout;      /* --stall-timeout, SMTD_STALL_TIMEOUT; 0: off */
+	double stall_timeout;      /* --stall-timeout, SMTD_STALL_TIMEOUT; 0: not given,
+				      -1: off ("0"), which the hyperparameter cannot undo */
 	double start_timeout;      /* --start-timeout, SMTD_START_TIMEOUT; 0: off */
 	const char *gpu_probe_root; /* SMTD_GPU_PROBE_ROOT: prefix of /proc/driver/nvidia/gpus
 				     * and /dev/nvidiaN in the GPU count (tests) */

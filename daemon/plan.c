@@ -703,7 +703,7 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	p->opts.processes_per_host = p->ppn;
 	p->opts.num_processes = p->np;
 	/* The option and its variable win over the hyperparameter. */
-	if (p->opts.stall_timeout <= 0 && p->cfg->stall_timeout > 0)
+	if (p->opts.stall_timeout == 0 && p->cfg->stall_timeout > 0)
 		p->opts.stall_timeout = p->cfg->stall_timeout;
 
 	struct smt_rankcmd rc_out = { 0 };

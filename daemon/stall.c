@@ -318,8 +318,13 @@ void smt_stall_launched(struct smt_daemon *d)
 		return;
 	s->t0 = smt_daemon_now();
 	arm(s, s->t0 + (start > 0 ? start : stall));
-	smt_info("stall watchdog: %s%.0f s without progress%s%s", stall > 0 ? "" : "off; ",
-		 stall, start > 0 ? ", first line within " : "", "");
+	if (stall > 0 && start > 0)
+		smt_info("stall watchdog: %g s without progress, the first line within %g s", stall,
+			 start);
+	else if (stall > 0)
+		smt_info("stall watchdog: %g s without progress", stall);
+	else
+		smt_info("stall watchdog: the first line within %g s", start);
 }
 
 /* ---- requests ---- */

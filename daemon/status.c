@@ -144,6 +144,12 @@ static void rank_metric(void *arg, struct smt_rank *k)
 			k->host, k->cpu_s);
 }
 
+static void count_rank(void *arg, struct smt_rank *k)
+{
+	(void)k;
+	(*(int *)arg)++;
+}
+
 static char *metrics(void *ctx)
 {
 	struct smt_daemon *d = ctx;
@@ -165,9 +171,12 @@ static char *metrics(void *ctx)
 		   "# TYPE smtd_state gauge\n");
 	for (int s = 0; s < SMT_STATE_COUNT; s++)
 		fprintf(f, "smtd_state{state=\"%s\"} %d\n", smt_state_name(s), d->state == (enum smt_state)s);
-	fprintf(f, "# HELP smtd_ranks Ranks of the job this host knows of.\n"
-		   "# TYPE smtd_ranks gauge\nsmtd_ranks %d\n",
-		d->job ? smt_ranks_count(smt_hostjob_ranks(d->job)) : 0);
+	int known = 0;
+	if (d->job)
+		smt_ranks_each(smt_hostjob_ranks(d->job), count_rank, &known);
+	fprintf(f, "# HELP smtd_ranks Ranks of the job this host knows of (the leader: every "
+		   "rank; a worker: its own).\n"
+		   "# TYPE smtd_ranks gauge\nsmtd_ranks %d\n", known);
 	fprintf(f, "# HELP smtd_sshd_restarts_total Times sshd was restarted.\n"
 		   "# TYPE smtd_sshd_restarts_total counter\nsmtd_sshd_restarts_total %u\n",
 		smt_sshd_restarts(d->sshd));

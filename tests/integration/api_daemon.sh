@@ -54,6 +54,9 @@ wait_state waiting-for-leader
 assert_contains "$T/body" '"role":"worker"' "a worker"
 assert_contains "$T/body" '"leader":"algo-1"' "its leader"
 assert_eq "$(get /readyz)" 503 "readyz while waiting"
+rc=0; "$SMTCTL" --socket "$S" stacks >"$T/stacks.out" 2>&1 || rc=$?
+assert_eq "$rc" 1 "smtctl stacks with no job"
+assert_eq "$(cat "$T/stacks.out")" "smtctl: smtd answered 409: no job runs here" "smtctl stacks with no job: smtd's answer"
 assert_eq "$(get /healthz)" 200 "healthz while waiting"
 assert_eq "$(get '/v1/logs?tail=5')" 200 "logs while waiting"
 assert_contains "$T/body" '"lines":[]' "no lines yet"

@@ -209,7 +209,11 @@ static void test_one_line_messages(void **state)
 	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_LOG_FORMAT=\ttext", NULL },
 	    "SMTD_LOG_FORMAT: '\\ttext' is not one of text, json");
 	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_DEBUG=yes\nplease", NULL },
-	    "SMTD_DEBUG: 'yes\\nplease' is not one of true, false, 1, 0");
+	    "SMTD_DEBUG: 'yes\\nplease' is not one of true, false, 1, 0 (or yes, no, on, off)");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_JOB_CGROUP=au\nto", NULL },
+	    "SMTD_JOB_CGROUP: 'au\\nto' is not one of auto, never");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_LAUNCH=mpi\x1b[2J", NULL },
+	    "SMTD_LAUNCH: 'mpi\\x1b[2J' is not one of auto, standalone, mpi, smddp, torchrun");
 	bad((char *[]){ "smtd", "--bogus\n", NULL }, none, "unknown option '--bogus\\n'");
 	bad((char *[]){ "smtd", "cmd\nx", NULL }, none,
 	    "unexpected argument 'cmd\\nx'; put the command after '--'");
@@ -221,6 +225,34 @@ static void test_one_line_messages(void **state)
 	snprintf(msg, sizeof msg, "SMTD_SSHD: '%.64s...' is not one of auto, always, never",
 		 long_env + 10);
 	bad((char *[]){ "smtd", NULL }, (char *[]){ long_env, NULL }, msg);
+}
+
+/* Issue 16: --progress-pattern is checked when it is read, so --dry-run
+ * and the start say the same, before anything runs. */
+static void test_progress_pattern(void **state)
+{
+	char *none[] = { NULL };
+
+	(void)state;
+	bad((char *[]){ "smtd", "--progress-pattern", "a(", NULL }, none,
+	    "--progress-pattern: 'a(' is not a POSIX extended regular expression: Unmatched ( or \\(");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_PROGRESS_PATTERN=step\n(", NULL },
+	    "SMTD_PROGRESS_PATTERN: 'step\\n(' contains a control character; remove it");
+	good((char *[]){ "smtd", "--progress-pattern", "^(step|epoch) [0-9]+", NULL }, none);
+	/* "0" switches a watchdog off (over sagemaker_stall_timeout); other
+	 * values are seconds from 1. */
+	struct smt_options o;
+	char err[256];
+	assert_int_equal(parse(&o, (char *[]){ "smtd", "--stall-timeout", "0", NULL },
+			       (char *[]){ "SMTD_START_TIMEOUT=0", NULL }, err), 0);
+	assert_true(o.stall_timeout == -1 && o.start_timeout == -1);
+	smt_options_free(&o);
+	assert_int_equal(parse(&o, (char *[]){ "smtd", "--stall-timeout", "600", NULL }, none, err), 0);
+	assert_true(o.stall_timeout == 600 && o.start_timeout == 0);
+	smt_options_free(&o);
+	bad((char *[]){ "smtd", "--stall-timeout", "0.5", NULL }, none,
+	    "--stall-timeout: '0.5' is not a number of seconds from 1 to 1000000000 "
+	    "(digits and at most one decimal point, like 30 or 2.5)");
 }
 
 /* Issue 13, item 8: a bad --health-listen is reported as such. */
@@ -259,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_strict_numbers),
 		cmocka_unit_test(test_one_line_messages),
 		cmocka_unit_test(test_health_listen),
+		cmocka_unit_test(test_progress_pattern),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

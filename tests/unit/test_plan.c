@@ -718,6 +718,24 @@ static void test_remote_paths(void **state)
 	smt_plan_free(p);
 }
 
+/* sagemaker_stall_timeout when no option says otherwise; "0" switches it off. */
+static void test_stall_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct smt_plan *p;
+
+	write_hp(f, "{\"sagemaker_program\":\"train.py\",\"sagemaker_stall_timeout\":\"30\"}");
+	p = build(f, NULL, NULL);
+	assert_true(smt_plan_options(p)->stall_timeout == 30);
+	smt_plan_free(p);
+	p = build(f, (char *[]){ "--stall-timeout", "5", NULL }, NULL);
+	assert_true(smt_plan_options(p)->stall_timeout == 5);
+	smt_plan_free(p);
+	p = build(f, NULL, (char *[]){ "SMTD_STALL_TIMEOUT=0", NULL });
+	assert_true(smt_plan_options(p)->stall_timeout <= 0);
+	smt_plan_free(p);
+}
+
 /* Floats as the toolkit (Python) writes them, in ARGS and SM_HP_*. */
 static void test_floats(void **state)
 {
@@ -761,6 +779,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_setup_py, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remote_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_floats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stall_timeout, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
