@@ -17,6 +17,7 @@
 #include "stackgroup.h"
 #include "stacks.h"
 #include "testdata.h"
+#include "textesc.h"
 
 static char *data(const char *name)
 {
@@ -105,7 +106,7 @@ static int valid_utf8(const char *s)
 	for (size_t i = 0; i < n;) {
 		if ((unsigned char)s[i] < 0x20)
 			return 0;
-		size_t k = (unsigned char)s[i] < 0x80 ? 1 : smt_report_utf8_len((const unsigned char *)s + i, n - i);
+		size_t k = (unsigned char)s[i] < 0x80 ? 1 : smt_utf8_len((const unsigned char *)s + i, n - i);
 		if (k == 0)
 			return 0;
 		i += k;
