@@ -12,6 +12,8 @@ struct smt_outbox {
 	uint64_t base;
 	size_t cap;
 	int ended;
+	void (*room_cb)(void *);
+	void *room_arg;
 };
 
 int smt_outbox_new(size_t cap, struct smt_outbox **out)
@@ -38,6 +40,12 @@ void smt_outbox_free(struct smt_outbox *ob)
 int smt_outbox_room(const struct smt_outbox *ob)
 {
 	return !ob->ended && ob->data.len < ob->cap;
+}
+
+void smt_outbox_on_room(struct smt_outbox *ob, void (*cb)(void *), void *arg)
+{
+	ob->room_cb = cb;
+	ob->room_arg = arg;
 }
 
 int smt_outbox_put(struct smt_outbox *ob, const struct smt_record *r)
@@ -74,8 +82,14 @@ int smt_outbox_fetch(struct smt_outbox *ob, uint64_t from, size_t max, const cha
 
 	if (from < ob->base || from > ob->base + ob->data.len)
 		return -ERANGE;
-	smt_dynbuf_consume(&ob->data, (size_t)(from - ob->base), 1);
-	ob->base = from;
+	if (from > ob->base) {
+		smt_dynbuf_consume(&ob->data, (size_t)(from - ob->base), 1);
+		ob->base = from;
+		/* What the leader acknowledged made room: whoever waits for
+		 * it goes on. */
+		if (ob->room_cb && smt_outbox_room(ob))
+			ob->room_cb(ob->room_arg);
+	}
 	off = 0;
 	*done = 0;
 	/* Whole records, at least one when there is one, within MAX. */

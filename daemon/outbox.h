@@ -25,6 +25,10 @@ void smt_outbox_free(struct smt_outbox *ob);
 
 /* Nonzero while there is room for another record. */
 int smt_outbox_room(const struct smt_outbox *ob);
+/* CB(ARG) whenever a fetch dropped acknowledged bytes and left room: a
+ * producer refused while the outbox was full waits for it.  Called from
+ * inside smt_outbox_fetch, so it must neither fetch nor put. */
+void smt_outbox_on_room(struct smt_outbox *ob, void (*cb)(void *), void *arg);
 /* Append R: 0 or -ENOBUFS/-ENOMEM. */
 int smt_outbox_put(struct smt_outbox *ob, const struct smt_record *r);
 /* Append the end of output, with FINAL (a JSON text) as its bytes. */

@@ -218,7 +218,8 @@ static void sink_put(void *arg, const struct smt_record *r, const char *host)
 
 static const struct smt_merge_sink sink = { .room = sink_room, .put = sink_put };
 
-static void on_stdout_room(void *arg)
+/* The sink (stdout, or the outbox the leader fetched from) has room again. */
+static void on_sink_room(void *arg)
 {
 	smt_merge_wake(((struct smt_output *)arg)->merge);
 }
@@ -751,7 +752,9 @@ int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out)
 		return rc;
 	}
 	if (o->stdout_w)
-		smt_fdwriter_on_room(o->stdout_w, on_stdout_room, o);
+		smt_fdwriter_on_room(o->stdout_w, on_sink_room, o);
+	if (o->outbox)
+		smt_outbox_on_room(o->outbox, on_sink_room, o);
 	*out = o;
 	return 0;
 }
