@@ -57,11 +57,27 @@ struct ranklog {
 	struct ranklog *next;
 };
 
-/* A worker's batch on the leader. */
-struct remote {
-	struct smt_merge_src ms;
+/*
+ * A worker's output on the leader: its batches, taken one after the other
+ * by one merge source.  The source is the host's, not a batch's, because a
+ * line longer than a record may end in a later batch than it began: the
+ * line lock (text mode) must stay with the host in between, or another
+ * rank's line would land in the middle of it.
+ */
+struct remote;
+
+struct remote_host {
+	struct smt_merge_src ms;     /* first: the merger hands it back */
 	struct smt_output *o;
 	char *host;
+	struct remote *head, *tail;  /* batches not yet taken, in order */
+	int gone;                    /* no more batches will come */
+	struct remote_host *next;
+};
+
+/* One batch. */
+struct remote {
+	struct remote_host *rh;
 	char *body;
 	size_t len, off;
 	smt_output_batch_cb done;
@@ -85,7 +101,7 @@ struct smt_output {
 	struct smt_fdwriter *stdout_w;
 	struct smt_outbox *outbox;
 	struct source *sources;
-	struct remote *remotes;
+	struct remote_host *remotes;
 	struct ranklog *ranklogs;
 	int ranklog_dirfd;
 	struct msgsrc msg[2];
@@ -604,100 +620,167 @@ const struct smt_ring *smt_output_msgs(const struct smt_output *o)
 
 static void remote_free(struct remote *rb)
 {
-	free(rb->host);
 	free(rb->body);
 	json_decref(rb->final);
 	free(rb);
 }
 
-static void remote_unlink(struct smt_output *o, struct remote *rb)
+static void remote_unlink(struct remote *rb)
 {
-	for (struct remote **pp = &o->remotes; *pp; pp = &(*pp)->next)
+	struct remote_host *rh = rb->rh;
+	struct remote *prev = NULL;
+
+	for (struct remote **pp = &rh->head; *pp; prev = *pp, pp = &(*pp)->next)
 		if (*pp == rb) {
 			*pp = rb->next;
+			if (rh->tail == rb)
+				rh->tail = prev;
 			break;
 		}
-	smt_merge_forget(o->merge, &rb->ms);
+}
+
+/* HOST's line in progress will not go on (the host is gone, or the
+ * leader stops taking its output): end it there, so that the next line
+ * on stdout starts on a line of its own. */
+static void remote_end_line(struct remote_host *rh)
+{
+	struct smt_output *o = rh->o;
+
+	if (smt_merge_locked_by(o->merge) != &rh->ms)
+		return;
+	if (o->stdout_w) {
+		smt_dynbuf_add(smt_fdwriter_queue(o->stdout_w), "\n", 1);
+		smt_fdwriter_kick(o->stdout_w);
+	}
+	smt_warn("a line of %s was cut short: the rest of it never came", rh->host);
+	smt_merge_forget(o->merge, &rh->ms);
 }
 
 static void remote_end(struct remote *rb, int rc)
 {
-	struct smt_output *o = rb->o;
 	json_t *final = rb->final;
 
 	rb->final = NULL;
-	remote_unlink(o, rb);
+	remote_unlink(rb);
 	if (rb->done)
 		rb->done(rb->arg, rc, final);
 	json_decref(final);
 	remote_free(rb);
 }
 
-static void remote_pump(struct remote *rb)
+/* Take HOST's batches in order until one is refused or none is left.  A
+ * line left unfinished at the end of a batch keeps the host's lock: the
+ * next batch carries the rest of it. */
+static void remote_pump(struct remote_host *rh)
 {
-	while (rb->off < rb->len) {
-		struct smt_record r;
-		size_t used;
-		int rc = smt_lineproto_decode(rb->body + rb->off, rb->len - rb->off, &r, &used);
+	struct remote *rb;
 
-		if (rc != 1) {
-			smt_warn("the output of %s is not valid at byte %zu of a batch; dropping "
-				 "the rest of it", rb->host, rb->off);
-			remote_end(rb, -EINVAL);
-			return;
-		}
-		if (r.rank == SMT_LINEPROTO_EOF_RANK) {
-			json_decref(rb->final);
-			rb->final = json_loadb(r.p, r.n, 0, NULL);
+	while ((rb = rh->head) != NULL) {
+		while (rb->off < rb->len) {
+			struct smt_record r;
+			size_t used;
+			int rc = smt_lineproto_decode(rb->body + rb->off, rb->len - rb->off, &r, &used);
+
+			if (rc != 1) {
+				smt_warn("the output of %s is not valid at byte %zu of a batch; "
+					 "dropping the rest of it", rh->host, rb->off);
+				remote_end(rb, -EINVAL);
+				rb = NULL;
+				break;
+			}
+			if (r.rank == SMT_LINEPROTO_EOF_RANK) {
+				json_decref(rb->final);
+				rb->final = json_loadb(r.p, r.n, 0, NULL);
+				rb->off += used;
+				continue;
+			}
+			if (smt_merge_offer(rh->o->merge, &rh->ms, &r, rh->host) < 0)
+				return;
 			rb->off += used;
-			continue;
 		}
-		if (smt_merge_offer(rb->o->merge, &rb->ms, &r, rb->host) < 0)
-			return;
-		rb->off += used;
+		if (rb)
+			remote_end(rb, 0);
 	}
-	remote_end(rb, 0);
+	if (rh->gone)
+		remote_end_line(rh);
 }
 
 static void remote_resume(struct smt_merge_src *ms)
 {
-	remote_pump((struct remote *)ms);
+	remote_pump((struct remote_host *)ms);
+}
+
+static struct remote_host *remote_host_of(struct smt_output *o, const char *host)
+{
+	struct remote_host *rh;
+
+	for (rh = o->remotes; rh; rh = rh->next)
+		if (strcmp(rh->host, host) == 0)
+			return rh;
+	rh = calloc(1, sizeof(*rh));
+	if (!rh || !(rh->host = strdup(host))) {
+		free(rh);
+		return NULL;
+	}
+	rh->o = o;
+	rh->ms.resume = remote_resume;
+	rh->next = o->remotes;
+	o->remotes = rh;
+	return rh;
 }
 
 int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
 		      smt_output_batch_cb done, void *arg)
 {
-	struct remote *rb = calloc(1, sizeof(*rb));
+	struct remote_host *rh = remote_host_of(o, host);
+	struct remote *rb = rh ? calloc(1, sizeof(*rb)) : NULL;
 
-	if (!rb || !(rb->host = strdup(host))) {
-		free(rb);
+	if (!rb) {
 		free(body);
 		return -ENOMEM;
 	}
-	rb->o = o;
+	rb->rh = rh;
 	rb->body = body;
 	rb->len = len;
 	rb->done = done;
 	rb->arg = arg;
-	rb->ms.resume = remote_resume;
-	rb->next = o->remotes;
-	o->remotes = rb;
-	remote_pump(rb);
+	rh->gone = 0;
+	if (rh->tail)
+		rh->tail->next = rb;
+	else
+		rh->head = rb;
+	rh->tail = rb;
+	/* Behind another batch of the host's, it waits for that one. */
+	if (rh->head == rb)
+		remote_pump(rh);
 	return 0;
 }
 
 void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg)
 {
-	struct remote *rb, *next;
+	for (struct remote_host *rh = o->remotes; rh; rh = rh->next) {
+		struct remote *rb, *next;
 
-	for (rb = o->remotes; rb; rb = next) {
-		next = rb->next;
-		if (!done || (rb->done == done && rb->arg == arg)) {
-			rb->done = NULL;
-			remote_unlink(o, rb);
-			remote_free(rb);
+		for (rb = rh->head; rb; rb = next) {
+			next = rb->next;
+			if (!done || (rb->done == done && rb->arg == arg)) {
+				remote_unlink(rb);
+				remote_free(rb);
+			}
 		}
+		if (!rh->head)
+			remote_end_line(rh);
 	}
+}
+
+void smt_output_remote_gone(struct smt_output *o, const char *host)
+{
+	for (struct remote_host *rh = o->remotes; rh; rh = rh->next)
+		if (strcmp(rh->host, host) == 0) {
+			rh->gone = 1;
+			if (!rh->head)
+				remote_end_line(rh);
+		}
 }
 
 /* ---- the outbox ---- */
@@ -913,9 +996,15 @@ void smt_output_free(struct smt_output *o)
 		free(s);
 	}
 	while (o->remotes) {
-		struct remote *rb = o->remotes;
-		o->remotes = rb->next;
-		remote_free(rb);
+		struct remote_host *rh = o->remotes;
+		o->remotes = rh->next;
+		while (rh->head) {
+			struct remote *rb = rh->head;
+			rh->head = rb->next;
+			remote_free(rb);
+		}
+		free(rh->host);
+		free(rh);
 	}
 	while (o->ranklogs) {
 		struct ranklog *l = o->ranklogs;

@@ -98,8 +98,13 @@ typedef void (*smt_output_batch_cb)(void *arg, int rc, json_t *final);
 int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
 		      smt_output_batch_cb done, void *arg);
 /* Drop the batches given with DONE and ARG still waiting, without calling
- * DONE (DONE NULL: every batch). */
+ * DONE (DONE NULL: every batch).  A line a host left unfinished, with no
+ * batch of it left, is ended (text mode: a newline). */
 void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg);
+/* HOST will send no more batches (it was lost): those it sent are still
+ * taken, then a line it left unfinished is ended, so that it holds back
+ * no other rank's lines. */
+void smt_output_remote_gone(struct smt_output *o, const char *host);
 
 /* Local streams not yet at their end. */
 int smt_output_open_streams(const struct smt_output *o);
