@@ -13,3 +13,14 @@ TESTS += tests/multihost/test_smtd_job.sh
 EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/test_smtd_job.sh
 TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
+# Issue 14: every host owns its ranks (output, back-pressure, grace, an
+# entry point that starts sshd and a sidecar, PIDs before MPI_Init, the
+# launcher without smtd).
+check_PROGRAMS += tests/helpers/outrank
+tests_helpers_outrank_SOURCES = tests/helpers/outrank.c
+# A rank: no sanitizer runtime, so LD_PRELOAD of libsmthostname works.
+tests_helpers_outrank_CFLAGS = $(WARN_CFLAGS)
+tests_helpers_outrank_LDFLAGS =
+MH14_TESTS = tests/multihost/test_rank_output.sh
+TESTS += $(MH14_TESTS)
+EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py

@@ -7,6 +7,10 @@
 #                              sshd managed by smtd, the build's smtctl,
 #                              preload library and Debian's python3 first
 #                              in PATH
+#   smtd_start_to K FILE [ARGS...] [-- CMD...]
+#                              the same, with smtd's stdout (the ranks'
+#                              lines on the leader) in FILE, apart from its
+#                              messages (stderr, in the console)
 #   smtd_wait_all [TIMEOUT]    wait for every host; sets EXIT_K=code and
 #                              T_END_K=seconds since the epoch
 #   smtd_console K             host K's console log
@@ -23,6 +27,17 @@ smtd_start() {
 	shift
 	h=$(mh_host_dir "$k")
 	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
+		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
+		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_start_to() {
+	local k=$1 file=$2 h
+	shift 2
+	h=$(mh_host_dir "$k")
+	# sh execs smtd with stdout on FILE: smtd is still the host's PID 1.
+	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
+		/bin/sh -c 'exec "$@" >"$0"' "$file" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
 }
