@@ -16,11 +16,13 @@ EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_h
 # Issue 14: every host owns its ranks (output, back-pressure, grace, an
 # entry point that starts sshd and a sidecar, PIDs before MPI_Init, the
 # launcher without smtd).
-check_PROGRAMS += tests/helpers/outrank
+check_PROGRAMS += tests/helpers/outrank tests/helpers/slowread
 tests_helpers_outrank_SOURCES = tests/helpers/outrank.c
 # A rank: no sanitizer runtime, so LD_PRELOAD of libsmthostname works.
 tests_helpers_outrank_CFLAGS = $(WARN_CFLAGS)
 tests_helpers_outrank_LDFLAGS =
-MH14_TESTS = tests/multihost/test_rank_output.sh
+tests_helpers_slowread_SOURCES = tests/helpers/slowread.c
+MH14_TESTS = tests/multihost/test_rank_output.sh \
+	tests/multihost/test_rank_backpressure.sh
 TESTS += $(MH14_TESTS)
 EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py

@@ -11,6 +11,8 @@
 #                              the same, with smtd's stdout (the ranks'
 #                              lines on the leader) in FILE, apart from its
 #                              messages (stderr, in the console)
+#   smtd_hwm_watch K           sample VmHWM of host K's smtd until it ends,
+#                              the last value (kB) in algo-K/vmhwm
 #   smtd_wait_all [TIMEOUT]    wait for every host; sets EXIT_K=code and
 #                              T_END_K=seconds since the epoch
 #   smtd_console K             host K's console log
@@ -40,6 +42,28 @@ smtd_start_to() {
 		/bin/sh -c 'exec "$@" >"$0"' "$file" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_hwm_watch() {
+	local k=$1 pid h
+	pid=$(mh_pid1 "$k")
+	h=$(mh_host_dir "$k")
+	(
+		while [ -e "/proc/$pid/status" ]; do
+			while IFS= read -r line; do
+				case $line in VmHWM:*) set -- $line; [ -n "${2:-}" ] && echo "$2" >"$h/vmhwm" ;; esac
+			done <"/proc/$pid/status" 2>/dev/null
+			sleep 0.1
+		done
+	) &
+	eval "SMTD_HWM_$k=\$!"
+}
+
+# smtd_hwm K: host K's smtd's last VmHWM in kB, once it has ended.
+smtd_hwm() {
+	local v=SMTD_HWM_$1
+	wait "${!v}" 2>/dev/null
+	cat "$(mh_host_dir "$1")/vmhwm"
 }
 
 smtd_wait_all() {
