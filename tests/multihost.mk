@@ -16,13 +16,14 @@ EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_h
 # Issue 14: every host owns its ranks (output, back-pressure, grace, an
 # entry point that starts sshd and a sidecar, PIDs before MPI_Init, the
 # launcher without smtd).
-check_PROGRAMS += tests/helpers/outrank tests/helpers/slowread
+check_PROGRAMS += tests/helpers/outrank tests/helpers/slowread tests/helpers/nswatch
 tests_helpers_outrank_SOURCES = tests/helpers/outrank.c
 # A rank: no sanitizer runtime, so LD_PRELOAD of libsmthostname works.
 tests_helpers_outrank_CFLAGS = $(WARN_CFLAGS)
 tests_helpers_outrank_LDFLAGS =
 tests_helpers_slowread_SOURCES = tests/helpers/slowread.c
+tests_helpers_nswatch_SOURCES = tests/helpers/nswatch.c
 MH14_TESTS = tests/multihost/test_rank_output.sh \
-	tests/multihost/test_rank_backpressure.sh
+	tests/multihost/test_rank_backpressure.sh tests/multihost/test_rank_grace.sh
 TESTS += $(MH14_TESTS)
 EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py

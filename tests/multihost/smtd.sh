@@ -11,6 +11,9 @@
 #                              the same, with smtd's stdout (the ranks'
 #                              lines on the leader) in FILE, apart from its
 #                              messages (stderr, in the console)
+#   smtd_watch K               start nswatch on host K (who outlived smtd);
+#                              its report is $(smtd_watch_report K) once
+#                              the host has ended (smtd_watch_wait K)
 #   smtd_hwm_watch K           sample VmHWM of host K's smtd until it ends,
 #                              the last value (kB) in algo-K/vmhwm
 #   smtd_wait_all [TIMEOUT]    wait for every host; sets EXIT_K=code and
@@ -42,6 +45,33 @@ smtd_start_to() {
 		/bin/sh -c 'exec "$@" >"$0"' "$file" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_watch() {
+	local h
+	h=$(mh_host_dir "$1")
+	"$top_builddir/tests/helpers/nswatch" "$(mh_pid1 "$1")" >"$h/nswatch.txt" 2>"$h/nswatch.err" &
+	eval "SMTD_WATCH_$1=\$!"
+}
+
+# smtd_watch_wait K: wait for host K's nswatch (it ends with the host).
+smtd_watch_wait() {
+	local v=SMTD_WATCH_$1
+	wait "${!v}" || fail "nswatch on algo-$1 failed: $(cat "$(mh_host_dir "$1")/nswatch.err")"
+}
+
+smtd_watch_report() {
+	echo "$(mh_host_dir "$1")/nswatch.txt"
+}
+
+# smtd_left_behind K: the processes of host K that smtd left to the
+# kernel (they ended only when PID 1 exited), except those whose COMM is
+# in the extra arguments; one "NSPID COMM MARK" a line.
+smtd_left_behind() {
+	local k=$1
+	shift
+	awk -v keep=" $* " '!/^#/ && $4 != "before" && index(keep, " " $2 " ") == 0 { print $1, $2, $3 }' \
+		"$(smtd_watch_report "$k")"
 }
 
 smtd_hwm_watch() {
