@@ -10,7 +10,7 @@ tests_multihost_mh_init_LDFLAGS =
 TESTS += tests/multihost/test_harness.sh
 EXTRA_DIST += tests/multihost/hosts.sh tests/multihost/host-init.sh tests/multihost/test_harness.sh
 TESTS += tests/multihost/test_smtd_job.sh
-EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/test_smtd_job.sh
+EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/entry-init.sh tests/multihost/test_smtd_job.sh
 TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 # Issue 14: every host owns its ranks (output, back-pressure, grace, an
@@ -24,6 +24,7 @@ tests_helpers_outrank_LDFLAGS =
 tests_helpers_slowread_SOURCES = tests/helpers/slowread.c
 tests_helpers_nswatch_SOURCES = tests/helpers/nswatch.c
 MH14_TESTS = tests/multihost/test_rank_output.sh \
-	tests/multihost/test_rank_backpressure.sh tests/multihost/test_rank_grace.sh
+	tests/multihost/test_rank_backpressure.sh tests/multihost/test_rank_grace.sh \
+	tests/multihost/test_rank_entrypoint.sh
 TESTS += $(MH14_TESTS)
 EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py

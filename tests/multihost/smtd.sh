@@ -11,6 +11,11 @@
 #                              the same, with smtd's stdout (the ranks'
 #                              lines on the leader) in FILE, apart from its
 #                              messages (stderr, in the console)
+#   smtd_start_entry K SIDECAR [ARGS...] [-- CMD...]
+#                              host K as an image's entry point starts it:
+#                              a script (entry-init.sh) starts sshd and
+#                              SIDECAR, then execs smtd as PID 1 with
+#                              --sshd auto (the sshd found running is used)
 #   smtd_watch K               start nswatch on host K (who outlived smtd);
 #                              its report is $(smtd_watch_report K) once
 #                              the host has ended (smtd_watch_wait K)
@@ -45,6 +50,15 @@ smtd_start_to() {
 		/bin/sh -c 'exec "$@" >"$0"' "$file" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_start_entry() {
+	local k=$1 sidecar=$2 h
+	shift 2
+	h=$(mh_host_dir "$k")
+	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
+		/bin/bash "$MH_LIB_DIR/entry-init.sh" "$h" "$sidecar" \
+		"$SMTD" --sshd auto --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
 }
 
 smtd_watch() {
