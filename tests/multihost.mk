@@ -25,6 +25,6 @@ tests_helpers_slowread_SOURCES = tests/helpers/slowread.c
 tests_helpers_nswatch_SOURCES = tests/helpers/nswatch.c
 MH14_TESTS = tests/multihost/test_rank_output.sh \
 	tests/multihost/test_rank_backpressure.sh tests/multihost/test_rank_grace.sh \
-	tests/multihost/test_rank_entrypoint.sh
+	tests/multihost/test_rank_entrypoint.sh tests/multihost/test_rank_launcher.sh
 TESTS += $(MH14_TESTS)
 EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py
