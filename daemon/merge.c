@@ -2,18 +2,27 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "merge.h"
 
 struct smt_merge {
 	uv_idle_t idle;
+	uv_timer_t stall;        /* the line in progress, held up too long */
+	uv_loop_t *loop;
 	int line_atomic;
 	struct smt_merge_sink sink;
 	void *arg;
 	struct smt_merge_src *lock;
+	/* The locked line: whose it is, and when its source last went on. */
+	int lock_rank;
+	enum smt_stream lock_stream;
+	const char *lock_host;
+	uint64_t lock_ms;
 	struct smt_merge_src *head, *tail;   /* sources waiting, in order */
 	int closing;
+	int handles;
 };
 
 static void wait_for(struct smt_merge *m, struct smt_merge_src *src)
@@ -54,23 +63,70 @@ int smt_merge_can_take(const struct smt_merge *m, const struct smt_merge_src *sr
 	return m->sink.room(m->arg) != 0;
 }
 
+static void on_stall(uv_timer_t *t);
+
+/* Someone waits behind the line in progress: watch that it goes on. */
+static void watch_lock(struct smt_merge *m)
+{
+	if (m->lock && !m->closing && !uv_is_active((uv_handle_t *)&m->stall))
+		uv_timer_start(&m->stall, on_stall, SMT_MERGE_STALL_MS, 0);
+}
+
 int smt_merge_offer(struct smt_merge *m, struct smt_merge_src *src, const struct smt_record *r,
 		    const char *host)
 {
+	struct smt_record first;
+
 	if (!smt_merge_can_take(m, src)) {
 		wait_for(m, src);
+		if (m->lock && m->lock != src)
+			watch_lock(m);
 		return -EAGAIN;
+	}
+	if (src->cut) {
+		/* The rest of a line that was cut: a line of its own. */
+		src->cut = 0;
+		first = *r;
+		first.flags |= SMT_REC_FIRST;
+		r = &first;
 	}
 	m->sink.put(m->arg, r, host);
 	if (m->line_atomic) {
-		if (!(r->flags & SMT_REC_LAST))
+		if (!(r->flags & SMT_REC_LAST)) {
 			m->lock = src;
-		else if (m->lock == src) {
+			m->lock_rank = r->rank;
+			m->lock_stream = r->stream;
+			m->lock_host = host;
+			m->lock_ms = uv_now(m->loop);
+		} else if (m->lock == src) {
 			m->lock = NULL;
+			uv_timer_stop(&m->stall);
 			smt_merge_wake(m);
 		}
 	}
 	return 0;
+}
+
+/* The line in progress has not gone on for SMT_MERGE_STALL_MS while others
+ * wait: cut it, unless its source is only waiting for room like them. */
+static void on_stall(uv_timer_t *t)
+{
+	struct smt_merge *m = t->data;
+	struct smt_merge_src *holder = m->lock;
+	uint64_t idle;
+
+	if (!holder || !m->head || m->closing)
+		return;
+	idle = uv_now(m->loop) - m->lock_ms;
+	if (holder->waiting || idle < SMT_MERGE_STALL_MS || !m->sink.room(m->arg)) {
+		uv_timer_start(&m->stall, on_stall,
+			       idle < SMT_MERGE_STALL_MS ? SMT_MERGE_STALL_MS - idle : SMT_MERGE_STALL_MS, 0);
+		return;
+	}
+	m->sink.cut(m->arg, m->lock_rank, m->lock_stream, m->lock_host);
+	holder->cut = 1;
+	m->lock = NULL;
+	smt_merge_wake(m);
 }
 
 /* Resume, in order, the waiting sources that can go on now.  A resumed
@@ -111,8 +167,10 @@ void smt_merge_wake(struct smt_merge *m)
 void smt_merge_forget(struct smt_merge *m, struct smt_merge_src *src)
 {
 	unlink_waiting(m, src);
+	src->cut = 0;
 	if (m->lock == src) {
 		m->lock = NULL;
+		uv_timer_stop(&m->stall);
 		smt_merge_wake(m);
 	}
 }
@@ -129,18 +187,25 @@ int smt_merge_new(uv_loop_t *loop, int line_atomic, const struct smt_merge_sink 
 
 	if (!m)
 		return -ENOMEM;
+	m->loop = loop;
 	m->line_atomic = line_atomic;
 	m->sink = *sink;
 	m->arg = arg;
 	uv_idle_init(loop, &m->idle);
 	m->idle.data = m;
+	uv_timer_init(loop, &m->stall);
+	m->stall.data = m;
+	m->handles = 2;
 	*out = m;
 	return 0;
 }
 
 static void on_closed(uv_handle_t *h)
 {
-	free(h->data);
+	struct smt_merge *m = h->data;
+
+	if (--m->handles == 0)
+		free(m);
 }
 
 void smt_merge_free(struct smt_merge *m)
@@ -149,4 +214,5 @@ void smt_merge_free(struct smt_merge *m)
 		return;
 	m->closing = 1;
 	uv_close((uv_handle_t *)&m->idle, on_closed);
+	uv_close((uv_handle_t *)&m->stall, on_closed);
 }

@@ -17,6 +17,15 @@
  * such a piece are the rest of that line.  JSON mode needs no such rule:
  * every record is an object of its own.
  *
+ * A line in progress holds the others back only while it goes on: when
+ * its source has offered nothing for SMT_MERGE_STALL_MS while others wait
+ * (its writer paused in the middle of a long line - a progress bar, or a
+ * rank that went on to wait for the very ranks held back), the line is
+ * cut: the sink's CUT ends it where it is, and the source's next record
+ * starts a line of its own (it is passed on with SMT_REC_FIRST).  Without
+ * the cut a rank waiting in a collective with an unfinished line would
+ * hang the whole job.
+ *
  * Resumes run from the loop (an idle handle), never from inside an offer.
  */
 #ifndef SMT_MERGE_H
@@ -28,11 +37,15 @@
 
 struct smt_merge;
 
+/* How long an unfinished line may hold the others back with nothing new. */
+#define SMT_MERGE_STALL_MS 5000
+
 /* Embedded in the source's own struct; only RESUME is the source's to set. */
 struct smt_merge_src {
 	void (*resume)(struct smt_merge_src *src);
 	struct smt_merge_src *next_waiting;
 	int waiting;
+	int cut;                 /* its line was cut: the next record starts one */
 };
 
 struct smt_merge_sink {
@@ -40,6 +53,9 @@ struct smt_merge_sink {
 	int (*room)(void *arg);
 	/* Take R (HOST is the rank's host name). */
 	void (*put)(void *arg, const struct smt_record *r, const char *host);
+	/* End the unfinished line of RANK's STREAM (on HOST) where it is: the
+	 * merger cut it.  Called only when PUT may be called. */
+	void (*cut)(void *arg, int rank, enum smt_stream stream, const char *host);
 };
 
 int smt_merge_new(uv_loop_t *loop, int line_atomic, const struct smt_merge_sink *sink,

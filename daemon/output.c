@@ -232,7 +232,30 @@ static void sink_put(void *arg, const struct smt_record *r, const char *host)
 	account(o, r, host, local);
 }
 
-static const struct smt_merge_sink sink = { .room = sink_room, .put = sink_put };
+/* The merger cut RANK's line: it stopped in the middle while other lines
+ * waited.  Its end goes where its pieces went (on a worker, the outbox:
+ * the leader then ends it too); its log file keeps it whole. */
+static void sink_cut(void *arg, int rank, enum smt_stream stream, const char *host)
+{
+	struct smt_output *o = arg;
+	struct smt_record r = {
+		.rank = rank, .stream = stream, .flags = SMT_REC_LAST, .ms = now_ms(), .p = "", .n = 0,
+	};
+
+	if (is_local(o, host))
+		smt_info("rank %d's %s stopped in the middle of a long line for %d ms while other "
+			 "lines waited: the rest of it goes on a line of its own", rank,
+			 smt_stream_name(stream), SMT_MERGE_STALL_MS);
+	if (o->outbox) {
+		if (smt_outbox_put(o->outbox, &r) == 0 && o->cfg.outbox_news)
+			o->cfg.outbox_news(o->cfg.arg);
+		return;
+	}
+	smt_format_record(smt_fdwriter_queue(o->stdout_w), o->cfg.format, &r, host, &o->clock);
+	smt_fdwriter_kick(o->stdout_w);
+}
+
+static const struct smt_merge_sink sink = { .room = sink_room, .put = sink_put, .cut = sink_cut };
 
 /* The sink (stdout, or the outbox the leader fetched from) has room again. */
 static void on_sink_room(void *arg)
