@@ -8,7 +8,9 @@
 # the same bytes generated again here).  Then the same job with
 # --log-format json: every line of the leader's stdout parses, and the
 # decoded lines (the pieces of a "partial" line joined, line_b64 where
-# present) are again exactly the bytes written.
+# present) are again exactly the bytes written.  Last, a rank whose long
+# line stops half-way while it waits for the others in MPI_Barrier does
+# not hang the job: its line is cut after 5 s.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/multihost/hosts.sh"
@@ -69,5 +71,49 @@ smtd_wait_all 240
 echo "json: 6 x $BYTES bytes in $(mh__elapsed "$t0") s from start to the last exit"
 for k in 1 2 3; do smtd_check $k 0; done
 check json "$T/json/stdout.1" || fail "JSON output differs from what the ranks wrote"
+mh_teardown
+
+# ---- a long line that stops half-way, its rank waiting for the others ----
+# Rank 0 writes 100 KiB with no newline and waits in MPI_Barrier for the
+# others, which write 5000 lines each first.  Its line must not hold theirs
+# back for ever (the job would hang): after SMT_MERGE_STALL_MS (5 s) of
+# nothing new it is cut, the rest on a line of its own; the rank's log file
+# keeps it whole.
+mkdir -p "$T/stall"; mh_setup 3 "$T/stall"
+cat >"$T/stall/stall.py" <<'PY'
+import os
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+if c.Get_rank() == 0:
+    os.write(1, b"p" * (100 * 1024))
+    c.Barrier()
+    os.write(1, b" done\n")
+else:
+    for i in range(5000):
+        os.write(1, b"rank %d line %05d %s\n" % (c.Get_rank(), i, b"x" * 80))
+    c.Barrier()
+PY
+for k in 1 2 3; do
+	smtd_hyper $k "$hyper"
+	mkdir -p "$T/stall/logs-$k"
+	smtd_start_to $k "$T/stall/stdout.$k" --rank-log-dir "$T/stall/logs-$k" -- /usr/bin/python3 -m mpi4py "$T/stall/stall.py"
+done
+t0=$EPOCHREALTIME
+smtd_wait_all 60
+echo "stall: the job ended in $(mh__elapsed "$t0") s"
+for k in 1 2 3; do smtd_check $k 0; done
+for r in 1 2 3 4 5; do
+	assert_eq "$(grep -a -c "^\[1,mpirank:$r,algo-[0-9]\]<stdout>: rank $r line " "$T/stall/stdout.1")" 5000 "rank $r's lines"
+done
+/usr/bin/python3 - "$T/stall/stdout.1" "$T/stall/logs-1/rank-0.log" <<'PY' || fail "rank 0's cut line"
+import sys
+tag = b"[1,mpirank:0,algo-1]<stdout>: "
+lines = [l[len(tag):] for l in open(sys.argv[1], "rb").read().split(b"\n") if l.startswith(tag)]
+assert len(lines) == 2, [l[:20] for l in lines]
+assert b"".join(lines) == b"p" * 102400 + b" done", [len(l) for l in lines]
+assert open(sys.argv[2], "rb").read() == b"p" * 102400 + b" done\n"
+print("rank 0's line: cut in two on stdout (%d + %d bytes), whole in its log file" % tuple(map(len, lines)))
+PY
+assert_contains "$(smtd_console 1)" "rank 0's stdout stopped in the middle of a long line" "the leader says why the line was cut"
 mh_teardown
 echo ok
