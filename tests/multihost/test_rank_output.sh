@@ -17,6 +17,7 @@
 . "$top_srcdir/tests/multihost/smtd.sh"
 mh_require
 command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
+/usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "/usr/bin/python3 has no mpi4py (python3-mpi4py)"
 smt_tmpdir
 OUTRANK="$top_builddir/tests/helpers/outrank"
 [ -x "$OUTRANK" ] || fail "no $OUTRANK (make check builds it)"
