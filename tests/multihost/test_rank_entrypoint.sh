@@ -130,8 +130,11 @@ daemons_killed() {
 scenario daemons -- "$SIGRANK" --daemon "$T/daemons" --exit-after 1
 for k in 1 2 3; do
 	smtd_check $k 0
-	assert_contains "$(smtd_console $k)" "the job's processes go into cgroup" "algo-$k's job cgroup"
+	if [ -n "$MH_CG_RUN" ]; then
+		assert_contains "$(smtd_console $k)" "the job's processes go into cgroup" "algo-$k's job cgroup"
+	fi
 done
+[ -n "$MH_CG_RUN" ] || echo "no cgroup v2 for the hosts here: the job was told by its tree and its mark"
 daemons_killed
 results_delivered
 untouched
