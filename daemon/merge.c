@@ -68,7 +68,7 @@ static void on_stall(uv_timer_t *t);
 /* Someone waits behind the line in progress: watch that it goes on. */
 static void watch_lock(struct smt_merge *m)
 {
-	if (m->lock && !m->closing && !uv_is_active((uv_handle_t *)&m->stall))
+	if (m->lock && m->sink.cut && !m->closing && !uv_is_active((uv_handle_t *)&m->stall))
 		uv_timer_start(&m->stall, on_stall, SMT_MERGE_STALL_MS, 0);
 }
 

@@ -54,7 +54,8 @@ struct smt_merge_sink {
 	/* Take R (HOST is the rank's host name). */
 	void (*put)(void *arg, const struct smt_record *r, const char *host);
 	/* End the unfinished line of RANK's STREAM (on HOST) where it is: the
-	 * merger cut it.  Called only when PUT may be called. */
+	 * merger cut it.  Called only when PUT may be called.  NULL: lines are
+	 * never cut. */
 	void (*cut)(void *arg, int rank, enum smt_stream stream, const char *host);
 };
 
