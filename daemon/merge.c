@@ -119,7 +119,7 @@ static void on_cut(uv_timer_t *t)
 	}
 	if (!m->sink.room(m->arg))
 		return;  /* nothing moves anyway; smt_merge_wake re-arms */
-	m->lock_rec.flags = SMT_REC_LAST;
+	m->lock_rec.flags = SMT_REC_LAST | SMT_REC_CUT;
 	m->sink.put(m->arg, &m->lock_rec, m->lock_host);
 	holder->cut = 1;
 	m->lock = NULL;

@@ -224,7 +224,8 @@ static void sink_put(void *arg, const struct smt_record *r, const char *host)
 			smt_warn("stdout: a record of rank %d does not fit its queue", r->rank);
 		smt_fdwriter_kick(o->stdout_w);
 	}
-	if (local) {
+	if (local && !(r->flags & SMT_REC_CUT)) {
+		/* The rank's own file has its bytes as written, never a cut. */
 		struct ranklog *l = ranklog_of(o, r->rank);
 		if (l)
 			ranklog_put(l, r);

@@ -20,6 +20,10 @@ enum smt_stream { SMT_STREAM_STDOUT = 0, SMT_STREAM_STDERR = 1 };
 #define SMT_REC_FIRST 1u
 #define SMT_REC_LAST  2u
 #define SMT_REC_WHOLE (SMT_REC_FIRST | SMT_REC_LAST)
+/* With LAST and no bytes: the merger ended the line early (merge.h); the
+ * rank's own log file keeps the line whole, and the wire does not carry
+ * the bit (the leader sees an empty last piece). */
+#define SMT_REC_CUT 4u
 
 /* The most bytes one record carries (pieces of longer lines are cut
  * between UTF-8 characters where the line has them). */

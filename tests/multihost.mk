@@ -10,7 +10,7 @@ tests_multihost_mh_init_LDFLAGS =
 TESTS += tests/multihost/test_harness.sh
 EXTRA_DIST += tests/multihost/hosts.sh tests/multihost/host-init.sh tests/multihost/test_harness.sh
 TESTS += tests/multihost/test_smtd_job.sh
-EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/test_smtd_job.sh
+EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/entry-init.sh tests/multihost/test_smtd_job.sh
 TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 EXTRA_DIST += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh
 TESTS += tests/multihost/test_launch_smddp.sh
@@ -19,3 +19,18 @@ TESTS += tests/multihost/test_launch_refused.sh
 EXTRA_DIST += tests/multihost/test_launch_refused.sh
 TESTS += tests/multihost/test_launch_torchrun.sh
 EXTRA_DIST += tests/multihost/test_launch_torchrun.sh tests/helpers/ddp_job.py
+# Issue 14: every host owns its ranks (output, back-pressure, grace, an
+# entry point that starts sshd and a sidecar, PIDs before MPI_Init, the
+# launcher without smtd).
+check_PROGRAMS += tests/helpers/outrank tests/helpers/slowread tests/helpers/nswatch
+tests_helpers_outrank_SOURCES = tests/helpers/outrank.c
+# A rank: no sanitizer runtime, so LD_PRELOAD of libsmthostname works.
+tests_helpers_outrank_CFLAGS = $(WARN_CFLAGS)
+tests_helpers_outrank_LDFLAGS =
+tests_helpers_slowread_SOURCES = tests/helpers/slowread.c
+tests_helpers_nswatch_SOURCES = tests/helpers/nswatch.c
+MH14_TESTS = tests/multihost/test_rank_output.sh \
+	tests/multihost/test_rank_backpressure.sh tests/multihost/test_rank_grace.sh \
+	tests/multihost/test_rank_entrypoint.sh tests/multihost/test_rank_launcher.sh
+TESTS += $(MH14_TESTS)
+EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py

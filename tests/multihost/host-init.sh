@@ -39,6 +39,12 @@ fi
 # The new PID namespace needs its own /proc (ps, /proc/self, pidof).
 mount -n -t proc proc /proc
 hostname "algo-$k"
+# The cgroup v2 hierarchy, as a container sees it (mh__cgroup_setup in
+# hosts.sh moved this host into a cgroup of its own).
+if [ "${MH_CGROUP_IN:-}" = 1 ]; then
+	mount -n -t cgroup2 cgroup2 /sys/fs/cgroup ||
+		echo "host-init: cannot mount cgroup2 on /sys/fs/cgroup: algo-$k has no cgroups" >&2
+fi
 
 # private_tmpfs DIR MODE [ENTRY...]: an empty tmpfs over DIR, with every
 # MH_KEEP path under DIR and every ENTRY (a path under DIR) bound back at

@@ -114,6 +114,39 @@ mh__init_binary() {
 	echo "$b"
 }
 
+# mh__cgroup_setup: where the machine has a writable cgroup v2 hierarchy
+# (and MH_CGROUP is not 0), a cgroup of the run's own, MH_CG_RUN, under the
+# test's cgroup, with one cgroup per host in it (mh_start_host moves the
+# host there).  Each host then sees the hierarchy at /sys/fs/cgroup, as a
+# container does, so smtd's job cgroup is used.  `ip netns exec` hides
+# the machine's cgroup mounts (it mounts a /sys of the network namespace),
+# so without this the hosts would have none.
+mh__cgroup_setup() {
+	local mnt own
+	MH_CG_RUN=
+	[ "${MH_CGROUP:-1}" != 0 ] || return 0
+	mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	[ -n "$mnt" ] && [ -n "$own" ] || return 0
+	[ "$own" = / ] && own=
+	mkdir "$mnt$own/smt-$MH_ID" 2>/dev/null || return 0
+	MH_CG_RUN=$mnt$own/smt-$MH_ID
+}
+
+# mh__cgroup_teardown: remove the run's cgroups, innermost first (a job
+# cgroup smtd could not remove, being killed, included).
+mh__cgroup_teardown() {
+	local i
+	[ -n "${MH_CG_RUN:-}" ] && [ -d "$MH_CG_RUN" ] || return 0
+	for ((i = 0; i < 100; i++)); do
+		find "$MH_CG_RUN" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ -d "$MH_CG_RUN" ] || return 0
+		# Processes still on their way out keep a cgroup busy a moment.
+		sleep 0.02
+	done
+	mh__log "cgroup $MH_CG_RUN left behind: $(find "$MH_CG_RUN" -name cgroup.procs -exec cat {} + 2>/dev/null | tr '\n' ' ')"
+}
+
 # mh_setup N [BASEDIR]: the network and the files of hosts algo-1..algo-N
 # under BASEDIR (a new directory when omitted, removed at tear-down).  No
 # host runs yet: see mh_start_host and mh_boot.  Sets MH_DIR, MH_N, MH_ID
@@ -171,9 +204,11 @@ Host *
     LogLevel ERROR
     IdentityFile /root/.ssh/id_ed25519
 EOF
+	mh__cgroup_setup
 	# Paths a host must still see where its private mounts would hide them.
 	{
 		printf 'MH_KEEP=%q\n' "$MH_DIR${top_builddir:+:$top_builddir}${top_srcdir:+:$top_srcdir}${MH_KEEP:+:$MH_KEEP}"
+		printf 'MH_CGROUP_IN=%q\n' "${MH_CG_RUN:+1}"
 	} >"$MH_DIR/mh.env"
 	for ((k = 1; k <= n; k++)); do
 		h=$(mh_host_dir "$k")
@@ -210,8 +245,15 @@ mh_start_host() {
 	[ $# -gt 0 ] || set -- "$MH_INIT"
 	h=$(mh_host_dir "$k")
 	rm -f "$h/ready" "$h/exit" "$h/pid1" "$h/pidns"
-	ip netns exec "smt-$MH_ID-algo-$k" unshare --uts --pid --mount --ipc -- \
-		/bin/bash "$MH_LIB_DIR/host-init.sh" run "$MH_DIR" "$k" "$@" </dev/null >>"$h/console.log" 2>&1 &
+	(
+		# The host's cgroup, for everything that runs in it.
+		if [ -n "${MH_CG_RUN:-}" ]; then
+			mkdir -p "$MH_CG_RUN/algo-$k" && echo "$BASHPID" >"$MH_CG_RUN/algo-$k/cgroup.procs" ||
+				echo "mh: cannot move algo-$k into cgroup $MH_CG_RUN/algo-$k" >&2
+		fi
+		exec ip netns exec "smt-$MH_ID-algo-$k" unshare --uts --pid --mount --ipc -- \
+			/bin/bash "$MH_LIB_DIR/host-init.sh" run "$MH_DIR" "$k" "$@"
+	) </dev/null >>"$h/console.log" 2>&1 &
 	MH_RUNNER[k]=$!
 	for ((i = 0; i < 1000; i++)); do
 		[ -e "$h/ready" ] && [ -e "$h/pid1" ] && break
@@ -368,6 +410,7 @@ mh_teardown() {
 		ip netns del "smt-$MH_ID-algo-$k" 2>/dev/null || true
 	done
 	ip netns del "$MH_BR" 2>/dev/null || true
+	mh__cgroup_teardown
 	[ "$MH_OWN_DIR" = 1 ] && rm -rf "$MH_DIR"
 	mh__log "tore down $MH_N hosts in $(mh__elapsed "$t0") s"
 	MH_LAST_ID=$MH_ID
@@ -380,6 +423,7 @@ mh_leftovers() {
 	local id=${1:-${MH_LAST_ID:-$MH_ID}} p args
 	ip netns list | grep -F "smt-$id-" | sed 's/^/netns: /'
 	grep -F -e "smt-$id-" -e "$MH_DIR" /proc/self/mountinfo | sed 's/^/mount: /'
+	[ -z "${MH_CG_RUN:-}" ] || [ ! -d "$MH_CG_RUN" ] || echo "cgroup: $MH_CG_RUN"
 	for p in /proc/[0-9]*; do
 		[ "${p#/proc/}" = "$$" ] || [ "${p#/proc/}" = "$BASHPID" ] && continue
 		mapfile -d '' args <"$p/cmdline" 2>/dev/null || continue

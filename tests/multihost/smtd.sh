@@ -7,6 +7,20 @@
 #                              sshd managed by smtd, the build's smtctl,
 #                              preload library and Debian's python3 first
 #                              in PATH
+#   smtd_start_to K FILE [ARGS...] [-- CMD...]
+#                              the same, with smtd's stdout (the ranks'
+#                              lines on the leader) in FILE, apart from its
+#                              messages (stderr, in the console)
+#   smtd_start_entry K SIDECAR [ARGS...] [-- CMD...]
+#                              host K as an image's entry point starts it:
+#                              a script (entry-init.sh) starts sshd and
+#                              SIDECAR, then execs smtd as PID 1 with
+#                              --sshd auto (the sshd found running is used)
+#   smtd_watch K               start nswatch on host K (who outlived smtd);
+#                              its report is $(smtd_watch_report K) once
+#                              the host has ended (smtd_watch_wait K)
+#   smtd_hwm_watch K           sample VmHWM of host K's smtd until it ends,
+#                              the last value (kB) in algo-K/vmhwm
 #   smtd_wait_all [TIMEOUT]    wait for every host; sets EXIT_K=code and
 #                              T_END_K=seconds since the epoch
 #   smtd_console K             host K's console log
@@ -25,6 +39,75 @@ smtd_start() {
 	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_start_to() {
+	local k=$1 file=$2 h
+	shift 2
+	h=$(mh_host_dir "$k")
+	# sh execs smtd with stdout on FILE: smtd is still the host's PID 1.
+	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
+		/bin/sh -c 'exec "$@" >"$0"' "$file" \
+		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
+		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_start_entry() {
+	local k=$1 sidecar=$2 h
+	shift 2
+	h=$(mh_host_dir "$k")
+	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
+		/bin/bash "$MH_LIB_DIR/entry-init.sh" "$h" "$sidecar" \
+		"$SMTD" --sshd auto --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+}
+
+smtd_watch() {
+	local h
+	h=$(mh_host_dir "$1")
+	"$top_builddir/tests/helpers/nswatch" "$(mh_pid1 "$1")" >"$h/nswatch.txt" 2>"$h/nswatch.err" &
+	eval "SMTD_WATCH_$1=\$!"
+}
+
+# smtd_watch_wait K: wait for host K's nswatch (it ends with the host).
+smtd_watch_wait() {
+	local v=SMTD_WATCH_$1
+	wait "${!v}" || fail "nswatch on algo-$1 failed: $(cat "$(mh_host_dir "$1")/nswatch.err")"
+}
+
+smtd_watch_report() {
+	echo "$(mh_host_dir "$1")/nswatch.txt"
+}
+
+# smtd_left_behind K: the processes of host K that smtd left to the
+# kernel (they ended only when PID 1 exited), except those whose COMM is
+# in the extra arguments; one "NSPID COMM MARK" a line.
+smtd_left_behind() {
+	local k=$1
+	shift
+	awk -v keep=" $* " '!/^#/ && $4 != "before" && index(keep, " " $2 " ") == 0 { print $1, $2, $3 }' \
+		"$(smtd_watch_report "$k")"
+}
+
+smtd_hwm_watch() {
+	local k=$1 pid h
+	pid=$(mh_pid1 "$k")
+	h=$(mh_host_dir "$k")
+	(
+		while [ -e "/proc/$pid/status" ]; do
+			while IFS= read -r line; do
+				case $line in VmHWM:*) set -- $line; [ -n "${2:-}" ] && echo "$2" >"$h/vmhwm" ;; esac
+			done <"/proc/$pid/status" 2>/dev/null
+			sleep 0.1
+		done
+	) &
+	eval "SMTD_HWM_$k=\$!"
+}
+
+# smtd_hwm K: host K's smtd's last VmHWM in kB, once it has ended.
+smtd_hwm() {
+	local v=SMTD_HWM_$1
+	wait "${!v}" 2>/dev/null
+	cat "$(mh_host_dir "$1")/vmhwm"
 }
 
 smtd_wait_all() {

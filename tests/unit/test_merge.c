@@ -495,7 +495,7 @@ static void test_cut_idle_line(void **state)
 	assert_null(smt_merge_locked_by(m));
 	assert_int_equal(st.n, 3);
 	assert_int_equal(st.log[1].src, 0);
-	assert_int_equal(st.log[1].flags, SMT_REC_LAST);   /* the cut: A's line ends */
+	assert_int_equal(st.log[1].flags, SMT_REC_LAST | SMT_REC_CUT);   /* A's line ended */
 	assert_int_equal(st.log[2].src, 1);
 	assert_int_equal(st.log[2].flags, SMT_REC_WHOLE);
 	/* A's rest starts a line of its own. */

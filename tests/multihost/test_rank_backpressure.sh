@@ -1,0 +1,89 @@
+#!/bin/bash
+# Issue 14, back-pressure: 3 hosts x 4 ranks write as fast as they can
+# (tests/helpers/outrank.c, BYTES each: long lines, 1 MiB writes, short
+# lines) while the leader's stdout is read at 1 MB/s (tests/helpers/
+# slowread.c on a FIFO).  Every byte of every rank arrives, in order, and
+# no smtd grows: the peak RSS (VmHWM) of each host's smtd stays under
+# LEADER_MAX_KB or WORKER_MAX_KB, whatever the ranks write.  The ranks are slowed down instead:
+# the job takes about as long as the reader needs.
+#
+# The bound is what smtd holds by design (smtd(8), OUTPUT, Memory): one
+# 64 KiB read and one record per stream, the stdout queue (256 KiB, twice
+# while a write is in flight) or a worker's outbox (1 MiB + one record),
+# the leader's batches in hand (up to 1 MiB per worker), the 1 MiB log
+# ring - a few MiB - on top of the daemon itself, which on the leader has
+# libcurl and its libraries loaded.  Measured on Debian 12 (plain build):
+# idle 11.7 MiB on the leader, 3.7 MiB on a worker; with this load 16.5-
+# 18.1 MiB and 7.3-7.6 MiB, the same with 2 or 4 MiB per rank.  With
+# AddressSanitizer (the test build): idle 23.4 and 14.3 MiB, loaded 29 and
+# 19.4 MiB.  The bounds below leave room for the unexpected but not for
+# the queues to grow with the volume (a worker holding its ranks' 8 MiB
+# would pass them).  Under AddressSanitizer the allocator's quarantine
+# would keep every freed buffer for a while and measure churn, not memory
+# in use: it is made small here.
+[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/multihost/hosts.sh"
+. "$top_srcdir/tests/multihost/smtd.sh"
+mh_require
+command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
+smt_tmpdir
+OUTRANK="$top_builddir/tests/helpers/outrank"
+SLOWREAD="$top_builddir/tests/helpers/slowread"
+RATE=1000000
+BYTES=${SMT_BP_BYTES:-$((2 * 1024 * 1024))}
+SEED=$((RANDOM * 32768 + RANDOM))
+hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "4"}'
+if ldd "$SMTD" 2>/dev/null | grep -q libasan; then
+	SANITIZED=1
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
+	LEADER_MAX_KB=$((36 * 1024))
+	WORKER_MAX_KB=$((24 * 1024))
+else
+	SANITIZED=0
+	LEADER_MAX_KB=$((24 * 1024))
+	WORKER_MAX_KB=$((12 * 1024))
+fi
+echo "seed $SEED, 12 ranks x $BYTES bytes, stdout read at $RATE bytes/s; sanitized smtd: $SANITIZED"
+
+mkdir -p "$T/expected"
+for r in $(seq 0 11); do
+	"$OUTRANK" --seed "$SEED" --bytes "$BYTES" --rank $r >"$T/expected/rank-$r" || fail "outrank --rank $r"
+done
+
+mkdir -p "$T/bp"; mh_setup 3 "$T/bp"
+for k in 1 2 3; do smtd_hyper $k "$hyper"; done
+mkfifo "$T/bp/stdout.fifo"
+timeout 600 "$SLOWREAD" --rate "$RATE" <"$T/bp/stdout.fifo" >"$T/bp/stdout.1" 2>"$T/bp/slowread.err" &
+reader=$!
+t0=$EPOCHREALTIME
+smtd_start_to 1 "$T/bp/stdout.fifo" -- "$OUTRANK" --seed "$SEED" --bytes "$BYTES"
+for k in 2 3; do smtd_start_to $k "$T/bp/stdout.$k" -- "$OUTRANK" --seed "$SEED" --bytes "$BYTES"; done
+for k in 1 2 3; do smtd_hwm_watch $k; done
+smtd_wait_all 300
+elapsed=$(mh__elapsed "$t0")
+wait $reader || fail "the reader failed: $(cat "$T/bp/slowread.err")"
+cat "$T/bp/slowread.err"
+size=$(stat -c %s "$T/bp/stdout.1")
+echo "job: $elapsed s from start to the last exit; the leader's stdout: $size bytes"
+for k in 1 2 3; do smtd_check $k 0; done
+/usr/bin/python3 "$top_srcdir/tests/multihost/rank_bytes.py" --ranks 12 --per-host 4 \
+	--expected "$T/expected" text "$T/bp/stdout.1" || fail "the leader's stdout lost or changed bytes"
+
+# The ranks waited for the reader: the job cannot have ended much before
+# the reader could take it all.
+awk -v e="$elapsed" -v s="$size" -v r="$RATE" 'BEGIN { exit !(e >= 0.8 * s / r) }' ||
+	fail "the job ended in $elapsed s, faster than a reader of $RATE bytes/s can take $size bytes"
+
+over=
+for k in 1 2 3; do
+	hwm=$(smtd_hwm $k)
+	[ -n "$hwm" ] || fail "no VmHWM sampled for algo-$k's smtd"
+	max=$WORKER_MAX_KB
+	[ $k = 1 ] && max=$LEADER_MAX_KB
+	echo "algo-$k: smtd peak RSS (VmHWM) $hwm kB = $(awk -v h="$hwm" 'BEGIN { printf "%.1f", h / 1024 }') MiB (bound $((max / 1024)) MiB)"
+	[ "$hwm" -le "$max" ] || over="$over algo-$k ($hwm kB > $max kB)"
+done
+[ -z "$over" ] || fail "smtd's peak RSS is over its bound on$over"
+mh_teardown
+echo ok
