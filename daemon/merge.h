@@ -46,7 +46,7 @@ struct smt_merge_src {
 
 /* By default, a line in progress may keep others waiting this long
  * without a piece. */
-#define SMT_MERGE_CUT_MS 100
+#define SMT_MERGE_CUT_MS 5000
 
 struct smt_merge_sink {
 	/* Nonzero while PUT may be called. */

@@ -224,6 +224,10 @@ static void sink_put(void *arg, const struct smt_record *r, const char *host)
 			smt_warn("stdout: a record of rank %d does not fit its queue", r->rank);
 		smt_fdwriter_kick(o->stdout_w);
 	}
+	if (r->flags & SMT_REC_CUT)
+		smt_info("rank %d's %s stopped in the middle of a long line while other lines "
+			 "waited: the line is ended there, and its rest goes on a line of its own",
+			 r->rank, smt_stream_name(r->stream));
 	if (local && !(r->flags & SMT_REC_CUT)) {
 		/* The rank's own file has its bytes as written, never a cut. */
 		struct ranklog *l = ranklog_of(o, r->rank);
