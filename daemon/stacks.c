@@ -72,13 +72,15 @@ struct smt_stacks {
 	struct read *qhead, *qtail;
 	unsigned running, pending;
 	int closing;
-	/* Callbacks running now: a callback may close the reader, which is
-	 * then freed when the last one returns. */
-	unsigned in_callback;
-	int free_pending;
+	/* Loop callbacks of this module under way: a reader closed from a
+	 * result's callback (the caller's last read is in) is freed when the
+	 * outermost of them returns, never under their feet. */
+	unsigned busy;
 };
 
 static void start_next(struct smt_stacks *s);
+static void hold(struct smt_stacks *s);
+static void release(struct smt_stacks *s);
 static void run_step(struct read *r);
 static void on_timer(uv_timer_t *t);
 
@@ -502,15 +504,9 @@ static void finish(struct read *r, const char *text, size_t len, const char *rea
 	close_pipe(&r->out_pipe);
 	close_pipe(&r->err_pipe);
 	uv_close((uv_handle_t *)&r->timer, on_timer_closed);
-	s->in_callback++;
 	r->cb(r->arg, &res);
-	s->in_callback--;
-	if (s->closing) {
-		if (s->free_pending && s->in_callback == 0)
-			free(s);
-		return;
-	}
-	start_next(s);
+	if (!s->closing)
+		start_next(s);
 }
 
 static void finish_reason(struct read *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -625,13 +621,16 @@ static void maybe_step_done(struct read *r)
 static void on_tool_exit(void *arg, pid_t pid, int wstatus)
 {
 	struct read *r = arg;
+	struct smt_stacks *s = r->s;
 
 	(void)pid;
+	hold(s);
 	r->tool_exited = 1;
 	r->wstatus = wstatus;
 	if (r->out_pipe || r->err_pipe)
 		uv_timer_start(&r->timer, on_timer, DRAIN_MS, 0);
 	maybe_step_done(r);
+	release(s);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
@@ -662,8 +661,11 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	}
 	if (n == 0)
 		return;
+	struct smt_stacks *s = r->s;
+	hold(s);
 	close_pipe(tp == r->out_pipe ? &r->out_pipe : &r->err_pipe);
 	maybe_step_done(r);
+	release(s);
 }
 
 static int open_pipe(struct read *r, struct tpipe **tpp, struct buf *to, int fd)
@@ -845,15 +847,19 @@ static void on_timer(uv_timer_t *t)
 	struct smt_stacks *s = r->s;
 
 	if (r->queued) {
+		hold(s);
 		finish_reason(r, "timed out after %u ms waiting for a free reader (%u at once)",
 			      r->timeout_ms, s->cfg.max_parallel);
+		release(s);
 		return;
 	}
 	if (r->tool_exited) {
 		/* Something the tool started holds its pipes: stop waiting. */
+		hold(s);
 		close_pipe(&r->out_pipe);
 		close_pipe(&r->err_pipe);
 		maybe_step_done(r);
+		release(s);
 		return;
 	}
 	r->timed_out = 1;
@@ -922,12 +928,14 @@ static void on_first_tick(uv_timer_t *t)
 	struct read *r = t->data;
 	struct smt_stacks *s = r->s;
 
+	hold(s);
 	start_next(s);
 	if (r->queued) {
 		/* Still waiting for a slot: the timer now is the deadline. */
 		uint64_t now = uv_now(s->loop);
 		uv_timer_start(&r->timer, on_timer, r->deadline > now ? r->deadline - now : 0, 0);
 	}
+	release(s);
 }
 
 int smt_stacks_read(struct smt_stacks *s, pid_t pid, unsigned timeout_ms, smt_stacks_cb cb,
@@ -971,15 +979,24 @@ unsigned smt_stacks_pending(const struct smt_stacks *s)
 	return s ? s->pending : 0;
 }
 
+static void hold(struct smt_stacks *s)
+{
+	s->busy++;
+}
+
+static void release(struct smt_stacks *s)
+{
+	if (--s->busy == 0 && s->closing)
+		free(s);
+}
+
 void smt_stacks_close(struct smt_stacks *s)
 {
-	if (s == NULL)
+	if (s == NULL || s->closing)
 		return;
 	s->closing = 1;
+	hold(s);
 	while (s->reads)
 		finish_reason(s->reads, "cancelled: smtd is stopping");
-	if (s->in_callback)
-		s->free_pending = 1;
-	else
-		free(s);
+	release(s);
 }

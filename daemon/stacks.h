@@ -102,7 +102,8 @@ unsigned smt_stacks_pending(const struct smt_stacks *s);
 /*
  * Kill every tool still running (their targets get SIGCONT), call each
  * pending read's callback with "cancelled: smtd is stopping", and free the
- * reader once its handles are closed.
+ * reader once its handles are closed.  May be called from a read's
+ * callback (typically the last one a caller waited for).
  */
 void smt_stacks_close(struct smt_stacks *s);
 
