@@ -30,10 +30,26 @@
 #include "peers.h"
 #include "stackgroup.h"
 
-/* How long the hosts have to read their ranks' stacks. */
-#define COLLECT_MS 2000
+/*
+ * How long the hosts have to read their ranks' stacks.  A stalled job
+ * ends anyway, and its Python ranks print their own stacks as they die
+ * (faulthandler): milliseconds.  A live read goes through gdb and
+ * CPython's extension, 0.5-1 s of CPU per Python rank with at most one
+ * reader per CPU: 8 ranks on 8 CPUs, or 3 hosts of 2 ranks sharing 2
+ * CPUs, take 3-5 s.
+ */
+#define ABORT_COLLECT_MS 2000
+#define LIVE_COLLECT_MS 10000
+/* A leader asking for more or less is taken within these bounds. */
+#define COLLECT_MIN_MS 500
+#define COLLECT_MAX_MS 60000
 /* Their answers may take this much more to reach the leader. */
 #define COLLECT_SLACK_MS 2000
+/* The leader's POST /v1/stacks to a worker: the reads' time limit. */
+#define F_TIMEOUT_MS "timeout_ms"
+/* A host's own reads always answer by their time limit; this is only in
+ * case they do not. */
+#define LOCAL_SLACK_MS 500
 /* stdout not taking a write for this long pauses the watchdog. */
 #define STDOUT_STUCK_MS 1000
 /* The failure file's stacks, after its summary. */
@@ -53,6 +69,7 @@ struct smt_stall {
 	int collecting;
 	size_t pending;
 	json_t *ranks;             /* what the hosts sent, merged */
+	json_t *answered;          /* the workers heard from: {host: true} */
 	json_t *result;            /* the finished one, for GET /v1/stacks */
 	char *why;                 /* ABORT: why the job is stalled */
 	json_t *local;             /* a worker's own result, shown in its status */
@@ -79,6 +96,13 @@ static void finish(struct smt_stall *s)
 
 	uv_timer_stop(&s->deadline);
 	s->collecting = 0;
+	if (!is_leader(d)) {
+		/* A worker shows its ranks' stacks in its status: that is how
+		 * they reach the leader - also when its reads ran out of time,
+		 * so that the leader hears of every rank and why. */
+		json_decref(s->local);
+		s->local = json_pack("{s:i, s:O}", SMT_F_ID, s->id, SMT_F_RANKS, s->ranks);
+	}
 	if (!v)
 		return;
 	json_array_foreach(s->ranks, i, o) {
@@ -172,16 +196,9 @@ static void answered(struct smt_stall *s)
 static void on_local(void *arg, json_t *ranks)
 {
 	struct smt_stall *s = arg;
-	struct smt_daemon *d = s->d;
 
 	if (!s->collecting)
 		return;
-	if (!is_leader(d)) {
-		/* A worker shows its ranks' stacks in its status: that is how
-		 * they reach the leader. */
-		json_decref(s->local);
-		s->local = json_pack("{s:i, s:O}", SMT_F_ID, s->id, SMT_F_RANKS, ranks);
-	}
 	add_ranks(s, ranks);
 	answered(s);
 }
@@ -196,9 +213,9 @@ static void on_deadline(uv_timer_t *t)
 	}
 }
 
-/* Start collection ID in MODE on this host and, on the leader, on every
- * worker.  0 or -errno. */
-static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode)
+/* Start collection ID in MODE on this host, its reads limited to TIMEOUT_MS,
+ * and, on the leader, on every worker.  0 or -errno. */
+static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsigned timeout_ms)
 {
 	struct smt_daemon *d = s->d;
 	struct smt_peers *peers = is_leader(d) ? smt_leader_peers(d) : NULL;
@@ -208,21 +225,24 @@ static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode)
 		return -EBUSY;
 	json_decref(s->ranks);
 	s->ranks = json_array();
+	json_decref(s->answered);
+	s->answered = json_object();
 	s->id = id;
 	s->mode = mode;
 	s->collecting = 1;
 	s->pending = 2;  /* this host, and the end of this call */
 	if (peers) {
 		json_t *msg = json_pack("{s:i, s:s, s:i}", SMT_F_ID, id, SMT_F_MODE,
-					mode == SMT_COLLECT_ABORT ? "abort" : "live", "timeout_ms",
-					COLLECT_MS);
+					mode == SMT_COLLECT_ABORT ? "abort" : "live", F_TIMEOUT_MS,
+					(int)timeout_ms);
 		int n = msg ? smt_peers_post(peers, SMT_PATH_STACKS, msg) : 0;
 		json_decref(msg);
 		if (n > 0)
 			s->pending += (size_t)n;
 	}
-	uv_timer_start(&s->deadline, on_deadline, COLLECT_MS + (peers ? COLLECT_SLACK_MS : 0), 0);
-	rc = smt_hostjob_collect(d->job, mode, COLLECT_MS,
+	uv_timer_start(&s->deadline, on_deadline,
+		       timeout_ms + (peers ? COLLECT_SLACK_MS : LOCAL_SLACK_MS), 0);
+	rc = smt_hostjob_collect(d->job, mode, timeout_ms,
 				 mode == SMT_COLLECT_ABORT ? smt_plan_root(d->plan) : NULL, on_local, s);
 	if (rc < 0) {
 		if (rc != -ESRCH)
@@ -250,11 +270,11 @@ static void stalled(struct smt_stall *s, const char *why)
 	free(s->why);
 	s->why = strdup(why);
 	smt_error("the job is stalled: %s; reading every rank's stack", why);
-	if (collect(s, ++s->next_id, SMT_COLLECT_ABORT) < 0) {
+	if (collect(s, ++s->next_id, SMT_COLLECT_ABORT, ABORT_COLLECT_MS) < 0) {
 		/* A live collection is running: this one is more important. */
 		smt_hostjob_collect_cancel(s->d->job);
 		s->collecting = 0;
-		collect(s, s->id, SMT_COLLECT_ABORT);
+		collect(s, s->id, SMT_COLLECT_ABORT, ABORT_COLLECT_MS);
 	}
 }
 
@@ -334,18 +354,33 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 	struct smt_stall *s = d->stall;
 	const char *mode = json_string_value(json_object_get(body, SMT_F_MODE));
 	json_t *jid = json_object_get(body, SMT_F_ID);
+	json_t *jt = json_object_get(body, F_TIMEOUT_MS);
+	int ending = mode && strcmp(mode, "abort") == 0 && !is_leader(d);
+	unsigned timeout_ms = ending ? ABORT_COLLECT_MS : LIVE_COLLECT_MS;
 	int id, rc;
 
 	if (!s || !d->job || !smt_hostjob_running(d->job)) {
 		*reply = json_pack("{s:s}", SMT_F_ERROR, "no job runs here");
 		return 409;
 	}
-	/* The leader numbers its collections; a worker takes the leader's. */
+	/* The leader numbers its collections and gives their time limit; a
+	 * worker takes both. */
 	id = json_is_integer(jid) ? (int)json_integer_value(jid) : ++s->next_id;
 	if (id > s->next_id)
 		s->next_id = id;
-	rc = collect(s, id, mode && strcmp(mode, "abort") == 0 && !is_leader(d)
-			 ? SMT_COLLECT_ABORT : SMT_COLLECT_LIVE);
+	if (!is_leader(d) && json_is_integer(jt)) {
+		json_int_t v = json_integer_value(jt);
+		timeout_ms = v < COLLECT_MIN_MS ? COLLECT_MIN_MS
+			     : v > COLLECT_MAX_MS ? COLLECT_MAX_MS : (unsigned)v;
+	}
+	if (ending && s->collecting && s->mode == SMT_COLLECT_LIVE) {
+		/* The job stalled while its stacks were being read live: the
+		 * stall's collection, which ends it, takes over. */
+		smt_hostjob_collect_cancel(d->job);
+		uv_timer_stop(&s->deadline);
+		s->collecting = 0;
+	}
+	rc = collect(s, id, ending ? SMT_COLLECT_ABORT : SMT_COLLECT_LIVE, timeout_ms);
 	if (rc == -EBUSY) {
 		*reply = json_pack("{s:s, s:i}", SMT_F_ERROR, "stacks are being collected already",
 				   SMT_F_ID, s->id);
@@ -365,14 +400,11 @@ void smt_stacks_worker_news(struct smt_daemon *d, json_t *status)
 	    !json_is_array(json_object_get(st, SMT_F_RANKS)))
 		return;
 	/* The same answer comes with every status until the next collection:
-	 * take a host's once. */
-	json_t *first = json_array_get(json_object_get(st, SMT_F_RANKS), 0);
-	const char *host = json_string_value(json_object_get(first, SMT_F_HOST));
-	size_t i;
-	json_t *o;
-	json_array_foreach(s->ranks, i, o)
-		if (host && !strcmp(host, json_string_value(json_object_get(o, SMT_F_HOST)) ?: ""))
-			return;
+	 * take a host's once, also one with no rank to show. */
+	const char *host = json_string_value(json_object_get(status, SMT_F_CURRENT_HOST));
+	if (!host || json_object_get(s->answered, host))
+		return;
+	json_object_set_new(s->answered, host, json_true());
 	add_ranks(s, json_object_get(st, SMT_F_RANKS));
 	answered(s);
 }
@@ -433,6 +465,7 @@ static void on_closed(uv_handle_t *h)
 	if (--s->handles > 0)
 		return;
 	json_decref(s->ranks);
+	json_decref(s->answered);
 	json_decref(s->result);
 	json_decref(s->local);
 	free(s->why);
