@@ -20,6 +20,10 @@
 #define HEADER_MAX 2048
 /* Ranks whose last lines are this close went quiet at the same time. */
 #define QUIET_TIE_S 0.001
+/* A rank went quiet first only this long before every other: ranks of one
+ * step write their lines within a second or so of each other (and hosts
+ * measure a little apart), so a smaller lead names a rank at random. */
+#define QUIET_APART_S 1.0
 
 struct rank {
 	int rank;
@@ -445,12 +449,19 @@ static int cmp_group(const void *a, const void *b)
 
 static void find_quiet(struct smt_stackgroup *sg)
 {
-	double max = -1;
+	double max = -1, next = -1;
 
 	for (size_t i = 0; i < sg->n; i++)
 		if (sg->r[i].quiet > max)
 			max = sg->r[i].quiet;
 	if (max < 0)
+		return;
+	for (size_t i = 0; i < sg->n; i++)
+		if (sg->r[i].quiet >= 0 && sg->r[i].quiet < max - QUIET_TIE_S && sg->r[i].quiet > next)
+			next = sg->r[i].quiet;
+	/* Ranks that all stopped together (a heartbeat job, every rank in
+	 * the same wait), or the only ones that ever wrote, are no culprit. */
+	if (sg->n > 1 && (next < 0 || max - next < QUIET_APART_S))
 		return;
 	for (size_t i = 0; i < sg->n; i++)
 		if (sg->r[i].quiet >= 0 && sg->r[i].quiet >= max - QUIET_TIE_S)
@@ -730,7 +741,7 @@ static void summary_quiet(struct text *t, const struct smt_stackgroup *sg)
 
 	if (sg->nquiet > 0) {
 		put_who(t, sg, sg->quiet, sg->nquiet);
-		putf(t, " went quiet%s (no output for %.0f s)", sg->n > 1 ? " first" : "",
+		putf(t, " went quiet%s (no progress for %.0f s)", sg->n > 1 ? " first" : "",
 		     sg->r[sg->quiet[0]].quiet);
 		if (sg->ng > 1 && sg->nquiet == 1 && sg->r[sg->quiet[0]].group >= 0) {
 			put(t, " and is in ");

@@ -15,7 +15,11 @@
  * every other.  The odd ranks are the ranks outside it with a readable
  * stack.  When there is none (all stacks agree, two groups tie, or no stack
  * could be read), the odd rank is the one that went quiet first: the
- * largest seconds-since-last-line (ranks within 1 ms of it all count).
+ * largest seconds since its last progress line (ranks within 1 ms of it
+ * all count), if it stopped at least 1 s before every other rank whose
+ * last line is known.  Otherwise no rank is odd: every rank stopped at
+ * once (a job whose ranks all wait for the same thing), or it is the only
+ * rank that ever wrote.  A job of one rank names that rank.
  *
  * A rank's position is its main thread's innermost meaningful frame:
  *  - Python: the innermost frame outside the interpreter's and installed
@@ -46,7 +50,8 @@ struct smt_rank_stack {
 	const char *host;   /* NULL: unknown */
 	const char *stack;  /* the stack text; NULL when it could not be read */
 	const char *reason; /* why not, one line (stack == NULL); NULL: "unknown" */
-	double quiet_s;     /* seconds since the rank's last output line; < 0 unknown */
+	double quiet_s;     /* seconds since the rank's last progress line (any line
+			       without --progress-pattern); < 0 unknown */
 };
 
 struct smt_stackgroup;
@@ -63,8 +68,8 @@ void smt_stackgroup_free(struct smt_stackgroup *g);
  *   Stalled: no progress for 600 s; rank 5 on algo-3 is in time.sleep (train.py:88) while 63 ranks wait in dist.all_reduce (train.py:40)
  *   Stalled: no progress for 600 s; rank 3 on algo-2 is in time.sleep (train.py:88), rank 7 on algo-4 is in load (data.py:12) while 62 ranks wait in ...
  *   Stalled: no progress for 600 s; ranks 3, 7 on algo-2, algo-4 are in time.sleep (train.py:88) while 62 ranks wait in ...
- *   Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no output for 640 s); all 64 ranks are in dist.all_reduce (train.py:40)
- *   Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no output for 640 s); no stack could be read: ptrace ...
+ *   Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no progress for 640 s); all 64 ranks are in dist.all_reduce (train.py:40)
+ *   Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no progress for 640 s); no stack could be read: ptrace ...
  * At most 3 odd groups and 8 ranks and 4 hosts per list are named ("and N
  * more").  Returns the length written.
  */

@@ -70,6 +70,11 @@ struct smt_stall {
 	size_t pending;
 	json_t *ranks;             /* what the hosts sent, merged */
 	json_t *answered;          /* the workers heard from: {host: true} */
+	/* Every rank's last progress line (ms) as the collection began: an
+	 * aborted rank's dump is a line too. */
+	int64_t *progress_ms;
+	int nprogress;
+	double began;
 	json_t *result;            /* the finished one, for GET /v1/stacks */
 	char *why;                 /* ABORT: why the job is stalled */
 	json_t *local;             /* a worker's own result, shown in its status */
@@ -82,6 +87,33 @@ static int is_leader(const struct smt_daemon *d)
 }
 
 /* ---- finishing a collection ---- */
+
+/* Seconds without progress of RANK when the collection began; DFLT when
+ * this host's table does not know the rank. */
+static double quiet_of(const struct smt_stall *s, int rank, double dflt)
+{
+	if (rank < 0 || rank >= s->nprogress)
+		return dflt;
+	return s->progress_ms[rank] ? s->began - s->progress_ms[rank] / 1000.0 : -1;
+}
+
+static void snapshot(struct smt_stall *s)
+{
+	const struct smt_ranks *t = smt_hostjob_ranks(s->d->job);
+	int n = smt_ranks_count(t);
+
+	free(s->progress_ms);
+	s->nprogress = 0;
+	s->began = smt_daemon_now();
+	s->progress_ms = n > 0 ? calloc((size_t)n, sizeof(*s->progress_ms)) : NULL;
+	if (!s->progress_ms)
+		return;
+	s->nprogress = n;
+	for (int r = 0; r < n; r++) {
+		const struct smt_rank *k = smt_ranks_find(t, r);
+		s->progress_ms[r] = k ? k->last_progress_ms : 0;
+	}
+}
 
 static void finish(struct smt_stall *s)
 {
@@ -114,6 +146,15 @@ static void finish(struct smt_stall *s)
 			? json_number_value(json_object_get(o, SMT_F_QUIET)) : -1;
 		n++;
 	}
+	/*
+	 * Which rank went quiet first is judged on this host's rank table as
+	 * the collection began, one instant for all: the hosts measured when
+	 * each got the request, which puts a worker's ranks behind by the
+	 * request's way there.  And it is progress that counts: a rank that
+	 * only writes heartbeats has gone quiet as far as the job is concerned.
+	 */
+	for (size_t j = 0; j < n; j++)
+		v[j].quiet_s = quiet_of(s, v[j].rank, v[j].quiet_s);
 	/* Every rank of the job is named, also one whose host did not answer. */
 	for (int r = 0; is_leader(d) && r < smt_ranks_count(t); r++) {
 		const struct smt_rank *k = smt_ranks_find(t, r);
@@ -126,7 +167,7 @@ static void finish(struct smt_stall *s)
 		v[n].host = k->host;
 		v[n].reason = k->state == SMT_RANK_EXITED ? "the rank has ended"
 							  : "its host did not answer in time";
-		v[n].quiet_s = k->last_line_ms ? smt_daemon_now() - k->last_line_ms / 1000.0 : -1;
+		v[n].quiet_s = quiet_of(s, r, -1);
 		n++;
 	}
 	if (smt_stackgroup_new(v, n, &g) == 0) {
@@ -227,6 +268,7 @@ static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsi
 	s->ranks = json_array();
 	json_decref(s->answered);
 	s->answered = json_object();
+	snapshot(s);
 	s->id = id;
 	s->mode = mode;
 	s->collecting = 1;
@@ -466,6 +508,7 @@ static void on_closed(uv_handle_t *h)
 		return;
 	json_decref(s->ranks);
 	json_decref(s->answered);
+	free(s->progress_ms);
 	json_decref(s->result);
 	json_decref(s->local);
 	free(s->why);

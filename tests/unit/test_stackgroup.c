@@ -194,7 +194,7 @@ static void test_all_same_one_quiet(void **state)
 	ranks[9].quiet_s = 640.2;
 	summary(NRANKS, 600, buf, sizeof(buf));
 	assert_string_equal(buf, "Stalled: no progress for 600 s; rank 9 on algo-2 went quiet first "
-			    "(no output for 640 s); all 64 ranks are in dist.all_reduce (ddp_stall.py:66)");
+			    "(no progress for 640 s); all 64 ranks are in dist.all_reduce (ddp_stall.py:66)");
 	assert_int_equal(smt_stackgroup_new(ranks, NRANKS, &g), 0);
 	assert_int_equal(smt_stackgroup_odd(g, &n)[0], 9);
 	assert_int_equal(n, 1);
@@ -202,6 +202,43 @@ static void test_all_same_one_quiet(void **state)
 	/* without the stall (POST /v1/stacks) the lead is left out */
 	summary(NRANKS, -1, buf, sizeof(buf));
 	assert_true(strncmp(buf, "rank 9 on algo-2 went quiet first", 33) == 0);
+}
+
+/* Every rank stopped at once (a heartbeat job, a healthy job read live), or
+ * only one rank ever wrote: nobody went quiet first, nobody is odd. */
+static void test_all_same_together(void **state)
+{
+	(void)state;
+	char buf[1024], *details;
+	struct smt_stackgroup *g;
+	size_t n;
+
+	/* setup: every rank's last line 600.00-600.06 s ago */
+	summary(NRANKS, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "Stalled: no progress for 600 s; all 64 ranks are in "
+			    "dist.all_reduce (ddp_stall.py:66)");
+	assert_int_equal(smt_stackgroup_new(ranks, NRANKS, &g), 0);
+	smt_stackgroup_odd(g, &n);
+	assert_int_equal(n, 0);
+	assert_int_equal(smt_stackgroup_details(g, 64 * 1024, &details), 0);
+	assert_null(strstr(details, "[odd]"));
+	free(details);
+	smt_stackgroup_free(g);
+	/* 0.9 s ahead is still together */
+	ranks[9].quiet_s = 600.96;
+	summary(NRANKS, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "Stalled: no progress for 600 s; all 64 ranks are in "
+			    "dist.all_reduce (ddp_stall.py:66)");
+	/* only rank 0 writes */
+	for (int i = 0; i < NRANKS; i++)
+		ranks[i].quiet_s = i == 0 ? 700 : -1;
+	summary(NRANKS, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "Stalled: no progress for 600 s; all 64 ranks are in "
+			    "dist.all_reduce (ddp_stall.py:66)");
+	/* one rank alone is named */
+	summary(1, 600, buf, sizeof(buf));
+	assert_string_equal(buf, "Stalled: no progress for 600 s; rank 0 on algo-1 went quiet "
+			    "(no progress for 700 s); it is in dist.all_reduce (ddp_stall.py:66)");
 }
 
 static void test_none_readable(void **state)
@@ -219,7 +256,7 @@ static void test_none_readable(void **state)
 	ranks[33].quiet_s = 700;
 	summary(NRANKS, 600, buf, sizeof(buf));
 	assert_string_equal(buf, "Stalled: no progress for 600 s; rank 33 on algo-5 went quiet first "
-			    "(no output for 700 s); no stack could be read: ptrace not permitted: "
+			    "(no progress for 700 s); no stack could be read: ptrace not permitted: "
 			    "kernel.yama.ptrace_scope is 1 (only ancestors may attach) and smtd "
 			    "lacks CAP_SYS_PTRACE");
 	assert_int_equal(smt_stackgroup_new(ranks, NRANKS, &g), 0);
@@ -261,7 +298,7 @@ static void test_tie_quiet_first(void **state)
 	set_rank(1, "stacks/ddp-sleep.pybt", 612);
 	summary(2, 600, buf, sizeof(buf));
 	assert_string_equal(buf, "Stalled: no progress for 600 s; rank 1 on algo-1 went quiet first "
-			    "(no output for 612 s) and is in time.sleep (ddp_stall.py:44); no majority "
+			    "(no progress for 612 s) and is in time.sleep (ddp_stall.py:44); no majority "
 			    "among 2 distinct stacks");
 }
 
@@ -363,6 +400,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_odd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_odd_places, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_same_one_quiet, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_same_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_none_readable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mixed_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tie_quiet_first, setup, teardown),
