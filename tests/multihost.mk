@@ -34,3 +34,8 @@ MH14_TESTS = tests/multihost/test_rank_output.sh \
 	tests/multihost/test_rank_entrypoint.sh tests/multihost/test_rank_launcher.sh
 TESTS += $(MH14_TESTS)
 EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py
+# Stalls (issue 16): a stuck torchrun and mpirun job, the odd rank named;
+# progress patterns and live stacks.
+TESTS += tests/multihost/test_stall.sh tests/multihost/test_stall_progress.sh
+EXTRA_DIST += tests/multihost/test_stall.sh tests/multihost/test_stall_progress.sh \
+	tests/multihost/stamp.py

@@ -1,0 +1,206 @@
+#!/bin/bash
+# Issue 16 (SPEC §14, §9): what is progress, and stacks on demand, on 3
+# simulated hosts x 2 ranks (mpi4py under mpirun).
+#  1. Only rank 0 writes, a line every 0.5 s, for 2.5 x --stall-timeout 3,
+#     while the others wait without a word: not stalled, success everywhere.
+#  2. tests/helpers/heartbeat.py: a heartbeat every second, "progress"
+#     lines only for the first 2 s.  With --progress-pattern progress it is
+#     stalled 3 s after the last progress line although heartbeats go on;
+#     every rank is in the same place, so none is named as the culprit:
+#     the first line says where all 6 are.
+#  3. The same job without the pattern, ended by SMT_HEARTBEAT_LIMIT after
+#     2 x --stall-timeout: not stalled, success everywhere.
+#  4. smtctl stacks and smtctl stacks --json on the leader while every rank
+#     waits for a file: every rank's live stack, read on its own host (gdb
+#     with CPython's extension: Python frames with source lines), grouped;
+#     no rank is odd; nothing is written to ROOT/output/data/stacks; then
+#     the job goes on and succeeds.
+[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/multihost/hosts.sh"
+. "$top_srcdir/tests/multihost/smtd.sh"
+mh_require
+smt_tmpdir
+HELPERS=$top_srcdir/tests/helpers
+STAMP=$top_srcdir/tests/multihost/stamp.py
+hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
+
+# job NAME: a fresh set of 3 hosts in $T/NAME (D), MPI with 2 ranks each.
+job() {
+	echo "---- $1"
+	D=$T/$1
+	mkdir -p "$D"
+	mh_setup 3 "$D"
+	for k in 1 2 3; do smtd_hyper $k "$hyper"; done
+}
+
+# not_stalled: success on every host, and no sign of a stall anywhere.
+not_stalled() {
+	local k
+	for ((k = 1; k <= MH_N; k++)); do
+		smtd_check $k 0
+		assert_not_contains "$(smtd_console $k)" "stalled" "algo-$k's log"
+		[ ! -e "$(mh_host_dir $k)/ml/output/data/stacks" ] || fail "stacks written on algo-$k"
+	done
+}
+
+# ---- 1. only rank 0 writes ----
+job rank0
+cat >"$D/rank0.py" <<'PY'
+import sys, time
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+seconds = float(sys.argv[1])
+if c.Get_rank() == 0:
+    start, n = time.monotonic(), 0
+    while time.monotonic() - start < seconds:
+        print("step %d" % n, flush=True)
+        n += 1
+        time.sleep(0.5)
+else:
+    time.sleep(seconds)
+c.Barrier()
+PY
+t0=$EPOCHREALTIME
+for k in 1 2 3; do smtd_start $k --stall-timeout 3 -- /usr/bin/python3 -m mpi4py "$D/rank0.py" 7.5; done
+smtd_wait_all 60
+took=$(mh__elapsed "$t0")
+echo "rank-0-only job: $took s"
+not_stalled
+awk -v t="$took" 'BEGIN { exit !(t >= 7.5) }' || fail "the job ended after $took s, before its 7.5 s of work"
+assert_contains "$(smtd_console 1)" "[1,mpirank:0,algo-1]<stdout>: step 14" "rank 0's last step"
+smtd_nothing_left
+mh_teardown
+
+# ---- 2. heartbeats go on, progress stops: stalled with the pattern ----
+job heartbeat
+beat_at=$(grep -nF "time.sleep(1)" "$HELPERS/heartbeat.py" | tail -1 | cut -d: -f1)
+for k in 1 2 3; do
+	smtd_start $k --stall-timeout 3 --progress-pattern progress -- \
+		env SMT_PROGRESS_STEPS=2 /usr/bin/python3 "$HELPERS/heartbeat.py"
+done
+/usr/bin/python3 "$STAMP" "$(smtd_console 1)" "$D/stamped" "$(mh_host_dir 1)/exit" &
+stamper=$!
+smtd_wait_all 60
+wait $stamper
+last=$(grep -E '<stdout>: progress step' "$D/stamped" | tail -1 | cut -d' ' -f1)
+beats=$(grep -cE '<stdout>: heartbeat [3-9]' "$D/stamped")
+[ "$beats" -ge 1 ] || fail "no heartbeat after the progress lines stopped"
+for k in 1 2 3; do
+	t=T_END_$k
+	awk -v e="${!t}" -v l="$last" 'BEGIN { d = e - l
+		printf "algo-'$k' ended %.2f s after the last progress line\n", d
+		exit !(d >= 2.5 && d <= 8) }' || { smtd_show_all; fail "algo-$k did not end 3..8 s after the last progress line"; }
+done
+summary="Stalled: no progress for 3 s; all 6 ranks are in time.sleep (heartbeat.py:$beat_at)"
+for k in 1 2 3; do
+	smtd_check $k 1
+	grep -qxF -- "--- 6 ranks (algo-1: 0, 1; algo-2: 2, 3; algo-3: 4, 5): time.sleep (heartbeat.py:$beat_at)" "$(smtd_failure $k)" ||
+		fail "algo-$k's failure file: no line for the group of every rank (none odd)"
+	want=$summary
+	[ $k = 1 ] || want="$summary (reported by the leader algo-1)"
+	assert_eq "$(head -1 "$(smtd_failure $k)")" "$want" "algo-$k's failure summary"
+	assert_not_contains "$(smtd_failure $k)" "[odd]" "algo-$k's failure file"
+	for r in $((2 * k - 2)) $((2 * k - 1)); do
+		assert_contains "$(mh_host_dir $k)/ml/output/data/stacks/rank-$r.txt" \
+			"File \"$HELPERS/heartbeat.py\", line $beat_at in main" "rank $r's stack on algo-$k"
+	done
+done
+smtd_nothing_left
+mh_teardown
+
+# ---- 3. the same heartbeats without the pattern: every line is progress ----
+job beats
+for k in 1 2 3; do
+	smtd_start $k --stall-timeout 3 -- \
+		env SMT_PROGRESS_STEPS=2 SMT_HEARTBEAT_LIMIT=6.5 /usr/bin/python3 "$HELPERS/heartbeat.py"
+done
+smtd_wait_all 60
+not_stalled
+assert_contains "$(smtd_console 1)" "[1,mpirank:5,algo-3]<stdout>: heartbeat 6" "rank 5's last heartbeat"
+smtd_nothing_left
+mh_teardown
+
+# ---- 4. smtctl stacks on a running job ----
+if ! command -v gdb >/dev/null; then
+	echo "SKIP (part 4): gdb is not installed (scripts/setup.sh installs it)"
+	echo ok
+	exit 0
+fi
+py=$(readlink -f /usr/bin/python3)
+if [ ! -f "/usr/share/gdb/auto-load$py-gdb.py" ]; then
+	echo "SKIP (part 4): live Python stacks need CPython's gdb extension for $py (Debian: python3.11-dbg)"
+	echo ok
+	exit 0
+fi
+job live
+cat >"$D/hold.py" <<'PY'
+import os, sys, time
+from mpi4py import MPI
+
+
+def hold(path):
+    while not os.path.exists(path):
+        time.sleep(0.05)
+
+
+c = MPI.COMM_WORLD
+c.Barrier()
+print("rank %d holding" % c.Get_rank(), flush=True)
+hold(sys.argv[1])
+c.Barrier()
+print("rank %d released" % c.Get_rank(), flush=True)
+PY
+sleep_at=$(grep -nF "time.sleep(0.05)" "$D/hold.py" | cut -d: -f1)
+hold_at=$(grep -nF "hold(sys.argv[1])" "$D/hold.py" | cut -d: -f1)
+for k in 1 2 3; do smtd_start $k --stall-timeout 60 -- /usr/bin/python3 -m mpi4py "$D/hold.py" "$D/release"; done
+for r in 0 1 2 3 4 5; do smtd_wait_line 1 "<stdout>: rank $r holding"; done
+pids=$(for k in 1 2 3; do mh_pids $k | awk '$3 ~ /^python/ { print $1 }'; done | sort | tr '\n' ' ')
+t0=$EPOCHREALTIME
+mh_exec 1 "$SMTCTL" stacks >"$D/stacks.txt" 2>"$D/stacks.err" ||
+	{ cat "$D/stacks.err"; smtd_show_all; fail "smtctl stacks failed"; }
+echo "smtctl stacks: $(mh__elapsed "$t0") s"
+t0=$EPOCHREALTIME
+mh_exec 1 "$SMTCTL" stacks --json >"$D/stacks.json" 2>"$D/stacks.err" ||
+	{ cat "$D/stacks.err"; smtd_show_all; fail "smtctl stacks --json failed"; }
+echo "smtctl stacks --json: $(mh__elapsed "$t0") s"
+head -3 "$D/stacks.txt"
+# Text: the summary, then the one stack with every rank by host.
+assert_eq "$(head -1 "$D/stacks.txt")" "all 6 ranks are in time.sleep (hold.py:$sleep_at)" "smtctl stacks' summary"
+assert_eq "$(sed -n 2p "$D/stacks.txt")" "Stacks of 6 ranks: 1 distinct" "smtctl stacks' count"
+grep -qxF -- "--- 6 ranks (algo-1: 0, 1; algo-2: 2, 3; algo-3: 4, 5): time.sleep (hold.py:$sleep_at)" "$D/stacks.txt" ||
+	fail "smtctl stacks: no line for the group of every rank (none odd)"
+assert_contains "$D/stacks.txt" "Traceback (most recent call first):" "a Python stack read live"
+assert_contains "$D/stacks.txt" "  File \"$D/hold.py\", line $sleep_at, in hold" "the innermost Python frame"
+assert_contains "$D/stacks.txt" "  File \"$D/hold.py\", line $hold_at, in <module>" "its caller"
+assert_contains "$D/stacks.txt" "    time.sleep(0.05)" "the frame's source line"
+assert_not_contains "$D/stacks.txt" "no stack for" "smtctl stacks"
+# JSON: the same, every rank by number and host.
+/usr/bin/python3 - "$D/stacks.json" "$sleep_at" <<'PY' || fail "smtctl stacks --json"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["ranks"] == 6, v["ranks"]
+assert v["odd"] == [] and v["quiet_first"] == [], (v["odd"], v["quiet_first"])
+assert v["unreadable"] == [], v["unreadable"]
+assert len(v["groups"]) == 1, v["groups"]
+g = v["groups"][0]
+assert g["ranks"] == [0, 1, 2, 3, 4, 5], g["ranks"]
+assert g["hosts"] == ["algo-1", "algo-1", "algo-2", "algo-2", "algo-3", "algo-3"], g["hosts"]
+assert g["position"] == "time.sleep (hold.py:%s)" % sys.argv[2], g["position"]
+assert "Traceback (most recent call first):" in g["stack"], g["stack"]
+assert v["summary"] == "all 6 ranks are in time.sleep (hold.py:%s)" % sys.argv[2], v["summary"]
+assert v["text"].startswith("Stacks of 6 ranks: 1 distinct\n"), v["text"][:80]
+PY
+for k in 1 2 3; do
+	[ ! -e "$(mh_host_dir $k)/ml/output/data/stacks" ] || fail "a live read wrote stacks on algo-$k"
+done
+# The job goes on: the same processes, released, succeed.
+now=$(for k in 1 2 3; do mh_pids $k | awk '$3 ~ /^python/ { print $1 }'; done | sort | tr '\n' ' ')
+assert_eq "$now" "$pids" "the ranks after their stacks were read"
+touch "$D/release"
+smtd_wait_all 60
+not_stalled
+for r in 0 1 2 3 4 5; do assert_contains "$(smtd_console 1)" "<stdout>: rank $r released" "rank $r after the reads"; done
+smtd_nothing_left
+mh_teardown
+echo ok
