@@ -7,8 +7,9 @@
 #
 # F1, F13, F3, F4, F5, F6, F7, F9: one row of issue 7's matrix.
 # --quick: 2 runs and smaller sizes (about 4 minutes); default 5 runs
-# (about 15 minutes).  --only: a subset of faults (B1 B2 and issue 7),
-# B3, B4, B5, B6, B7 (B7 includes issue 5's 200-client run).
+# (about 21 minutes).  --only: a subset of faults (B1 B2 and issue 7),
+# B3, B4, B5, B6, B7 (B7 includes issue 5's 200-client run), B9 (stalls,
+# issue 16).
 # The work directory (logs, failure lines, raw numbers) is kept when
 # BENCH_KEEP=1.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
@@ -17,7 +18,7 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$BENCH_DIR/.." && pwd)
 QUICK=0
 RUNS=
-ONLY="faults B3 B4 B5 B6 B7"
+ONLY="faults B3 B4 B5 B6 B7 B9"
 DOC=1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -62,7 +63,7 @@ trap cleanup EXIT
 . "$BENCH_DIR/lib.sh"
 . "$top/tests/multihost/hosts.sh"
 . "$top/tests/multihost/smtd.sh"
-for f in faults b3 single; do . "$BENCH_DIR/$f.sh"; done
+for f in faults b3 single b9_stall; do . "$BENCH_DIR/$f.sh"; done
 
 t_start=$(bench_now)
 for b in $ONLY; do
@@ -75,10 +76,11 @@ for b in $ONLY; do
 	B5) bench_b5 ;;
 	B6) bench_b6 ;;
 	B7) bench_b7 ;;
+	B9) bench_b9 ;;
 	*) echo "bench/run.sh: unknown benchmark $b" >&2 ;;
 	esac
 done
 elapsed=$(bench_sub "$(bench_now)" "$t_start")
-cmd="bench/run.sh${QUICK:+}$([ $QUICK = 1 ] && echo ' --quick')$([ "$ONLY" != "faults B3 B4 B5 B6 B7" ] && echo " --only \"$ONLY\"")"
+cmd="bench/run.sh${QUICK:+}$([ $QUICK = 1 ] && echo ' --quick')$([ "$ONLY" != "faults B3 B4 B5 B6 B7 B9" ] && echo " --only \"$ONLY\"")"
 /usr/bin/python3 "$BENCH_DIR/report.py" "$W" "$RUNS" "$elapsed" "$cmd" \
 	$([ $DOC = 1 ] && echo "$top/docs/BENCHMARKS.md")
