@@ -5,9 +5,14 @@
 #  1. Real PyTorch under torchrun (Debian's python3-torch 1.13, gloo, CPU):
 #     tests/helpers/ddp_stall.py trains a small model, a line per step on
 #     every rank; rank 3 (algo-2) sleeps forever before the all-reduce of
-#     step 3 while the other 5 wait in dist.all_reduce.  --stall-timeout 5.
+#     step 3 while the other 5 wait in dist.all_reduce.  A stall timeout
+#     of 5 s from the hyperparameter sagemaker_stall_timeout, as a SageMaker
+#     job gives it.
 #  2. mpi4py under mpirun: tests/helpers/mpi_stall.py, rank 4 (algo-3) in
 #     time.sleep while the other 5 wait in comm.Barrier.  --stall-timeout 3.
+#  3. Native ranks (tests/helpers/mpi_job.c, every rank in sleep()), read
+#     live with eu-stack before the job ends; all in one place, so no rank
+#     is named as the culprit.  --stall-timeout 2.
 # After each: every host exits 1 between the stall timeout and 5 s after it
 # (counted from the last rank line the leader printed, as this test saw it),
 # the failure file's first line on every host is the exact summary naming
@@ -83,7 +88,7 @@ else
 	ln -s "$HELPERS/torchrun_wrapper.sh" "$D/bin/torchrun"
 	mh_setup 3 "$D"
 	for k in 1 2 3; do
-		smtd_hyper $k '{"sagemaker_program": "\"ddp_stall.py\"", "sagemaker_torch_distributed_enabled": "true"}'
+		smtd_hyper $k '{"sagemaker_program": "\"ddp_stall.py\"", "sagemaker_torch_distributed_enabled": "true", "sagemaker_stall_timeout": "5"}'
 		cp "$HELPERS/ddp_stall.py" "$(mh_host_dir $k)/ml/code/"
 	done
 	sleep_at=$(line_of "$HELPERS/ddp_stall.py" "time.sleep(3600)")
@@ -92,7 +97,7 @@ else
 	t0=$EPOCHREALTIME
 	for k in 1 2 3; do
 		SMTD_MH_ENV="PATH=$D/bin:/usr/bin:/bin:/usr/sbin:/sbin SMT_STALL_RANK=3 SMT_STALL_STEP=3 SMT_STEPS=100000" \
-			smtd_start $k --processes-per-host 2 --stall-timeout 5
+			smtd_start $k --processes-per-host 2
 	done
 	stamp_leader
 	smtd_wait_all 120
@@ -157,6 +162,42 @@ log=$(smtd_console 1)
 assert_contains "$log" "warn: stacks: --- rank 4 on algo-3: time.sleep (mpi_stall.py:$sleep_at) [odd]" "rank 4's stack in the leader's log"
 assert_contains "$log" "warn: stacks: --- 5 ranks (algo-1: 0, 1; algo-2: 2, 3; algo-3: 5): comm.Barrier (mpi_stall.py:$barrier_at) [majority]" "the other ranks' stack in the leader's log"
 assert_contains "$log" "warn: stacks:   $barrier" "the other ranks' frames in the leader's log"
+smtd_nothing_left
+mh_teardown
+
+# ---- 3. native ranks: read live by eu-stack before the job ends ----
+if ! command -v eu-stack >/dev/null; then
+	echo "SKIP (part 3): eu-stack (elfutils) is not installed"
+	echo ok
+	exit 0
+fi
+echo "---- native"
+MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
+D=$T/native
+mkdir -p "$D"
+mh_setup 3 "$D"
+for k in 1 2 3; do
+	smtd_hyper $k '{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
+	smtd_start $k --stall-timeout 2 -- "$MPIDIR/mpi_job" sleep 600
+done
+stamp_leader
+smtd_wait_all 60
+check_timing 2 '<stdout>: rank [0-9]+ ready'
+summary="Stalled: no progress for 2 s; all 6 ranks are in main"
+for k in 1 2 3; do
+	smtd_check $k 1
+	want=$summary
+	[ $k = 1 ] || want="$summary (reported by the leader algo-1)"
+	assert_eq "$(head -1 "$(smtd_failure $k)")" "$want" "algo-$k's failure summary"
+	grep -qxF -- "--- 6 ranks (algo-1: 0, 1; algo-2: 2, 3; algo-3: 4, 5): main" "$(smtd_failure $k)" ||
+		fail "algo-$k's failure file: no line for the group of every rank"
+done
+check_stacks " sleep" " sleep" " sleep" " sleep" " sleep" " sleep"
+for k in 1 2 3; do
+	for r in $((2 * k - 2)) $((2 * k - 1)); do
+		assert_contains "$(mh_host_dir $k)/ml/output/data/stacks/rank-$r.txt" " main" "rank $r's native stack"
+	done
+done
 smtd_nothing_left
 mh_teardown
 echo ok
