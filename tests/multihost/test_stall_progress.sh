@@ -12,10 +12,10 @@
 #  3. The same job without the pattern, ended by SMT_HEARTBEAT_LIMIT after
 #     2 x --stall-timeout: not stalled, success everywhere.
 #  4. smtctl stacks and smtctl stacks --json on the leader while every rank
-#     waits for a file: every rank's live stack, read on its own host (gdb
-#     with CPython's extension: Python frames with source lines), grouped;
-#     no rank is odd; nothing is written to ROOT/output/data/stacks; then
-#     the job goes on and succeeds.
+#     waits in time.sleep for SIGUSR1: every rank's live stack, read on its
+#     own host (gdb with CPython's extension: Python frames with source
+#     lines), grouped; no rank is odd; nothing is written to
+#     ROOT/output/data/stacks; then the same processes go on and succeed.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/multihost/hosts.sh"
@@ -166,28 +166,43 @@ if [ ! -f "/usr/share/gdb/auto-load$py-gdb.py" ]; then
 	exit 0
 fi
 job live
+# Each rank waits in one call until SIGUSR1: a rank that polled (a short
+# sleep in a loop) would now and then be read between two sleeps, all the
+# more on a loaded machine where it waits for a CPU after each.
 cat >"$D/hold.py" <<'PY'
-import os, sys, time
+import signal, time
 from mpi4py import MPI
 
 
-def hold(path):
-    while not os.path.exists(path):
-        time.sleep(0.05)
+class Released(Exception):
+    pass
 
 
+def release(signo, frame):
+    raise Released()
+
+
+def hold():
+    try:
+        time.sleep(3600)
+    except Released:
+        pass
+
+
+signal.signal(signal.SIGUSR1, release)
 c = MPI.COMM_WORLD
 c.Barrier()
 print("rank %d holding" % c.Get_rank(), flush=True)
-hold(sys.argv[1])
+hold()
 c.Barrier()
 print("rank %d released" % c.Get_rank(), flush=True)
 PY
-sleep_at=$(grep -nF "time.sleep(0.05)" "$D/hold.py" | cut -d: -f1)
-hold_at=$(grep -nF "hold(sys.argv[1])" "$D/hold.py" | cut -d: -f1)
-for k in 1 2 3; do smtd_start $k --stall-timeout 60 -- /usr/bin/python3 -m mpi4py "$D/hold.py" "$D/release"; done
+sleep_at=$(grep -nF "time.sleep(3600)" "$D/hold.py" | cut -d: -f1)
+hold_at=$(grep -nxF "hold()" "$D/hold.py" | cut -d: -f1)
+for k in 1 2 3; do smtd_start $k --stall-timeout 60 -- /usr/bin/python3 -m mpi4py "$D/hold.py"; done
 for r in 0 1 2 3 4 5; do smtd_wait_line 1 "<stdout>: rank $r holding"; done
 pids=$(for k in 1 2 3; do mh_pids $k | awk '$3 ~ /^python/ { print $1 }'; done | sort | tr '\n' ' ')
+[ "$(echo $pids | wc -w)" = 6 ] || fail "not 6 Python ranks on the hosts: $pids"
 t0=$EPOCHREALTIME
 mh_exec 1 "$SMTCTL" stacks >"$D/stacks.txt" 2>"$D/stacks.err" ||
 	{ cat "$D/stacks.err"; smtd_show_all; fail "smtctl stacks failed"; }
@@ -205,10 +220,10 @@ grep -qxF -- "--- 6 ranks (algo-1: 0, 1; algo-2: 2, 3; algo-3: 4, 5): time.sleep
 assert_contains "$D/stacks.txt" "Traceback (most recent call first):" "a Python stack read live"
 assert_contains "$D/stacks.txt" "  File \"$D/hold.py\", line $sleep_at, in hold" "the innermost Python frame"
 assert_contains "$D/stacks.txt" "  File \"$D/hold.py\", line $hold_at, in <module>" "its caller"
-assert_contains "$D/stacks.txt" "    time.sleep(0.05)" "the frame's source line"
+assert_contains "$D/stacks.txt" "    time.sleep(3600)" "the frame's source line"
 assert_not_contains "$D/stacks.txt" "no stack for" "smtctl stacks"
 # JSON: the same, every rank by number and host.
-/usr/bin/python3 - "$D/stacks.json" "$sleep_at" <<'PY' || fail "smtctl stacks --json"
+/usr/bin/python3 - "$D/stacks.json" "$sleep_at" <<'PY' || { cat "$D/stacks.json"; fail "smtctl stacks --json"; }
 import json, sys
 v = json.load(open(sys.argv[1]))
 assert v["ranks"] == 6, v["ranks"]
@@ -229,7 +244,7 @@ done
 # The job goes on: the same processes, released, succeed.
 now=$(for k in 1 2 3; do mh_pids $k | awk '$3 ~ /^python/ { print $1 }'; done | sort | tr '\n' ' ')
 assert_eq "$now" "$pids" "the ranks after their stacks were read"
-touch "$D/release"
+kill -USR1 $pids
 smtd_wait_all 60
 not_stalled
 for r in 0 1 2 3 4 5; do assert_contains "$(smtd_console 1)" "<stdout>: rank $r released" "rank $r after the reads"; done
