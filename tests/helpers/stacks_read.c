@@ -3,7 +3,7 @@
  * tests/integration/stacks_read.sh and for measuring.
  *
  *   stacks_read [--timeout MS] [--parallel N] [--path DIR] [--no-python]
- *               [--kill-after MS] [--group] PID...
+ *               [--kill-after MS] [--group] [--close-last] PID...
  *
  * Reads every PID's stack at once (the module queues beyond --parallel) and
  * prints, per PID in the order results came:
@@ -17,7 +17,9 @@
  *   summary: rank 2 on local is in time.sleep (x.py:3) while 2 ranks wait in ...
  * --path DIR gives the tools PATH=DIR
  * only (to hide gdb or eu-stack); --kill-after MS sends SIGKILL to every
- * PID that long after the reads started (a process that exits mid-read).
+ * PID that long after the reads started (a process that exits mid-read);
+ * --close-last closes the reader from the last result's callback, as
+ * smtd's collections do.
  * Exits 0 when every read ended (whatever its outcome) and the loop closed
  * with no handle left, 1 otherwise, 2 on usage errors.
  */
@@ -37,6 +39,8 @@ static unsigned done, total;
 static struct smt_rank_stack *ranks;
 static uv_timer_t kill_timer;
 static pid_t *pids;
+static struct smt_stacks *reader;
+static int close_last;
 
 static void on_stack(void *arg, const struct smt_stack_result *res)
 {
@@ -55,6 +59,10 @@ static void on_stack(void *arg, const struct smt_stack_result *res)
 	}
 	fflush(stdout);
 	done++;
+	if (close_last && done == total) {
+		smt_stacks_close(reader);
+		reader = NULL;
+	}
 }
 
 static void on_kill(uv_timer_t *t)
@@ -67,7 +75,7 @@ static void on_kill(uv_timer_t *t)
 static int usage(void)
 {
 	fprintf(stderr, "usage: stacks_read [--timeout MS] [--parallel N] [--path DIR] "
-		"[--no-python] [--kill-after MS] PID...\n");
+		"[--no-python] [--kill-after MS] [--group] [--close-last] PID...\n");
 	return 2;
 }
 
@@ -92,6 +100,8 @@ int main(int argc, char **argv)
 			kill_after = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--group"))
 			group = 1;
+		else if (!strcmp(argv[i], "--close-last"))
+			close_last = 1;
 		else if (!strcmp(argv[i], "--no-python"))
 			cfg.no_python = 1;
 		else if (!strcmp(argv[i], "--path") && i + 1 < argc) {
@@ -109,6 +119,7 @@ int main(int argc, char **argv)
 	uv_loop_init(&loop);
 	if (smt_reaper_new(&loop, &reaper) < 0 || smt_stacks_new(&loop, reaper, &cfg, &s) < 0)
 		return 1;
+	reader = s;
 	uint64_t start = uv_hrtime();
 	for (unsigned k = 0; k < total; k++) {
 		pids[k] = (pid_t)atoi(argv[i + (int)k]);
@@ -137,7 +148,7 @@ int main(int argc, char **argv)
 		free((char *)ranks[k].reason);
 	}
 	free(ranks);
-	smt_stacks_close(s);
+	smt_stacks_close(reader);
 	smt_reaper_close(reaper);
 	if (kill_after >= 0 && !uv_is_closing((uv_handle_t *)&kill_timer))
 		uv_close((uv_handle_t *)&kill_timer, NULL);

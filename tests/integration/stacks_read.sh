@@ -134,6 +134,10 @@ sh -c 'echo $$ > "$1"' sh "$T/gone.pid"
 gone=$(cat "$T/gone.pid")
 "$READ" "$gone" > "$T/gone.txt"
 assert_eq "$(head -1 "$T/gone.txt")" "=== $gone reason: process $gone is gone" "gone before"
+# The reader closed from that result's callback, which runs as the read
+# begins (smtd's collections close it from their last read's callback).
+"$READ" --close-last "$gone" > "$T/gone-close.txt" || fail "closing from the callback: $(cat "$T/gone-close.txt")"
+assert_eq "$(head -1 "$T/gone-close.txt")" "=== $gone reason: process $gone is gone" "gone before, closed from the callback"
 
 # --- six at once, two at a time -------------------------------------------
 six=
