@@ -45,8 +45,6 @@
 #define COLLECT_MAX_MS 60000
 /* Their answers may take this much more to reach the leader. */
 #define COLLECT_SLACK_MS 2000
-/* The leader's POST /v1/stacks to a worker: the reads' time limit. */
-#define F_TIMEOUT_MS "timeout_ms"
 /* A host's own reads always answer by their time limit; this is only in
  * case they do not. */
 #define LOCAL_SLACK_MS 500
@@ -275,7 +273,7 @@ static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsi
 	s->pending = 2;  /* this host, and the end of this call */
 	if (peers) {
 		json_t *msg = json_pack("{s:i, s:s, s:i}", SMT_F_ID, id, SMT_F_MODE,
-					mode == SMT_COLLECT_ABORT ? "abort" : "live", F_TIMEOUT_MS,
+					mode == SMT_COLLECT_ABORT ? "abort" : "live", SMT_F_TIMEOUT_MS,
 					(int)timeout_ms);
 		int n = msg ? smt_peers_post(peers, SMT_PATH_STACKS, msg) : 0;
 		json_decref(msg);
@@ -396,7 +394,7 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 	struct smt_stall *s = d->stall;
 	const char *mode = json_string_value(json_object_get(body, SMT_F_MODE));
 	json_t *jid = json_object_get(body, SMT_F_ID);
-	json_t *jt = json_object_get(body, F_TIMEOUT_MS);
+	json_t *jt = json_object_get(body, SMT_F_TIMEOUT_MS);
 	int ending = mode && strcmp(mode, "abort") == 0 && !is_leader(d);
 	unsigned timeout_ms = ending ? ABORT_COLLECT_MS : LIVE_COLLECT_MS;
 	int id, rc;

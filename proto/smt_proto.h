@@ -129,6 +129,8 @@
 /* Stacks (POST /v1/stacks, a stalled job). */
 #define SMT_F_STACK        "stack"
 #define SMT_F_STACKS       "stacks"
+/* The leader's POST /v1/stacks to a worker: the reads' time limit (ms). */
+#define SMT_F_TIMEOUT_MS   "timeout_ms"
 /* A collection's result, grouped (GET /v1/stacks, daemon/stackgroup.c). */
 #define SMT_F_GROUPS       "groups"
 #define SMT_F_POSITION     "position"
