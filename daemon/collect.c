@@ -197,6 +197,17 @@ static void on_stack(void *arg, const struct smt_stack_result *res)
 		if (smt_pystack_add_source(res->text, res->len, it->cwd[0] ? it->cwd : NULL,
 					   &it->text) < 0)
 			it->text = strndup(res->text, res->len);
+		/* Why a Python rank shows only C frames (what to install), or
+		 * that the text was cut: the last line, for the person reading. */
+		if (it->text && res->note) {
+			char *with = NULL;
+			if (asprintf(&with, "%s%s[smtd: %s]\n", it->text,
+				     it->text[0] && it->text[strlen(it->text) - 1] != '\n' ? "\n" : "",
+				     res->note) >= 0) {
+				free(it->text);
+				it->text = with;
+			}
+		}
 	} else {
 		it->reason = strdup(res->reason ? res->reason : "could not be read");
 	}
