@@ -243,6 +243,7 @@ static int parse_choice(const char *what, const char *text, const char *const *n
 	char shown[SMT_OPTIONS_QUOTE_SIZE];
 	size_t o;
 
+	*out = 0; /* GCC 12 at -O2 cannot see that callers read it only on success. */
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(text, names[i]) == 0) {
 			*out = (int)i;
