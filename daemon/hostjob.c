@@ -370,6 +370,31 @@ static void finish(struct smt_hostjob *hj)
 		hj->ops->done(hj->ctx);
 }
 
+/* The names of the processes killed at the end, for the log line. */
+struct names {
+	char text[200];
+	size_t len;
+	int more;
+};
+
+static void name_of(void *arg, pid_t pid)
+{
+	struct names *nm = arg;
+	struct smt_proc_stat st;
+	int n;
+
+	if (smt_proc_stat(NULL, pid, &st) < 0)
+		return;
+	n = snprintf(nm->text + nm->len, sizeof(nm->text) - nm->len, "%s%s (%d)",
+		     nm->len ? ", " : "", st.comm, (int)pid);
+	if (n < 0 || (size_t)n >= sizeof(nm->text) - nm->len) {
+		nm->text[nm->len] = '\0';
+		nm->more = 1;
+		return;
+	}
+	nm->len += (size_t)n;
+}
+
 static void check_end(struct smt_hostjob *hj)
 {
 	if (hj->done || hj->closing)
@@ -412,10 +437,11 @@ static void check_end(struct smt_hostjob *hj)
 			if (hj->left)
 				return;
 		} else {
-			int n = smt_jobtree_signal(hj->tree, SIGKILL, NULL, NULL);
+			struct names left = { .len = 0 };
+			int n = smt_jobtree_signal(hj->tree, SIGKILL, name_of, &left);
 			if (n > 0)
-				smt_info("killed %d process%s of the job left behind", n,
-					 n == 1 ? "" : "es");
+				smt_info("killed %d process%s of the job left behind: %s%s", n,
+					 n == 1 ? "" : "es", left.text, left.more ? ", ..." : "");
 		}
 	}
 	if (smt_output_open_streams(hj->out)) {
