@@ -193,6 +193,22 @@ static int reply_error(const struct ctl *ctl, const struct reply *r)
 	return ret;
 }
 
+/* GET PATH, answered 200: 0 with *R to free, or the exit code (the
+ * error said, nothing to free). */
+static int get_ok(const struct ctl *ctl, const char *path, struct reply *r)
+{
+	int ret = request(ctl, "GET", path, NULL, r);
+
+	if (ret)
+		return ret;
+	if (r->status != 200) {
+		ret = reply_error(ctl, r);
+		free(r->body);
+		r->body = NULL;
+	}
+	return ret;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -544,13 +560,8 @@ static int cmd_logs(const struct ctl *ctl, int argc, char **argv)
 			 SMT_Q_RANK, rank);
 	else
 		snprintf(path, sizeof path, "%s?%s=%ld", SMT_PATH_LOGS, SMT_Q_TAIL, tail);
-	if ((ret = request(ctl, "GET", path, NULL, &r)))
+	if ((ret = get_ok(ctl, path, &r)))
 		return ret;
-	if (r.status != 200) {
-		ret = reply_error(ctl, &r);
-		free(r.body);
-		return ret;
-	}
 	json_t *v = reply_json(ctl, &r), *line;
 	size_t i;
 	if (!v) {
@@ -647,13 +658,8 @@ static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 		free(r.body);
 	}
 	snprintf(path, sizeof(path), "%s?%s=%" JSON_INTEGER_FORMAT, SMT_PATH_STACKS, SMT_F_ID, id);
-	if ((ret = request(ctl, "GET", path, NULL, &r)))
+	if ((ret = get_ok(ctl, path, &r)))
 		return ret;
-	if (r.status != 200) {
-		ret = reply_error(ctl, &r);
-		free(r.body);
-		return ret;
-	}
 	if (as_json) {
 		fwrite(r.body, 1, r.len, stdout);
 	} else if ((v = reply_json(ctl, &r))) {

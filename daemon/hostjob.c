@@ -708,26 +708,16 @@ static void on_cmd_exit(void *arg, pid_t pid, int wstatus)
 int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *envp,
 		       const char *cwd, int as_rank0)
 {
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	struct smt_spawn_opts so;
-	pid_t pid = -1;
-	int rc;
-
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	so = (struct smt_spawn_opts){
+	struct smt_spawn_opts so = {
 		.argv = argv, .envp = envp, .cwd = cwd, .stdin_fd = -1,
-		.stdout_fd = outp[1], .stderr_fd = errp[1],
 		.cgroup_fd = smt_jobtree_cgroup_fd(hj->tree),
 	};
-	rc = smt_spawn(&so, &pid);
-	close(outp[1]);
-	close(errp[1]);
-	outp[1] = errp[1] = -1;
+	int out_r, err_r, rc;
+	pid_t pid;
+
+	rc = smt_spawn_piped(&so, &pid, &out_r, &err_r);
 	if (pid < 0)
-		goto fail;
+		return rc;
 	hj->st.launched = 1;
 	hj->cmd_pid = pid;
 	hj->cmd_running = 1;
@@ -748,11 +738,10 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 		}
 		if (p)
 			p->pid = pid;
-		smt_output_add_rank(hj->out, 0, outp[0], errp[0]);
+		smt_output_add_rank(hj->out, 0, out_r, err_r);
 	} else {
-		smt_output_add_command(hj->out, outp[0], errp[0]);
+		smt_output_add_command(hj->out, out_r, err_r);
 	}
-	outp[0] = errp[0] = -1;
 	rc = smt_reaper_watch(hj->cfg.reaper, pid, on_cmd_exit, hj);
 	if (rc < 0) {
 		kill(-pid, SIGKILL);
@@ -760,14 +749,6 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 	}
 	changed(hj);
 	return 0;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
-	return rc;
 }
 
 static void on_orted_gone(void *arg, pid_t pid)

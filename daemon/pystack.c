@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
 #include "pystack.h"
 
 #define DEFAULT_MAX (64 * 1024)
@@ -179,31 +181,16 @@ struct sources {
 	size_t n;
 };
 
+/* Appends that remember a failure, so the caller checks once. */
 struct outbuf {
-	char *s;
-	size_t len, cap;
+	struct smt_dynbuf b;
 	int oom;
 };
 
 static void put(struct outbuf *o, const char *s, size_t n)
 {
-	if (o->oom)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap : 4096;
-		while (cap < o->len + n + 1)
-			cap *= 2;
-		char *b = realloc(o->s, cap);
-		if (b == NULL) {
-			o->oom = 1;
-			return;
-		}
-		o->s = b;
-		o->cap = cap;
-	}
-	memcpy(o->s + o->len, s, n);
-	o->len += n;
-	o->s[o->len] = '\0';
+	if (!o->oom && smt_dynbuf_add(&o->b, s, n) < 0)
+		o->oom = 1;
 }
 
 /* Line NUM of PATH, trimmed, into BUF; 0 when it cannot be had. */
@@ -290,11 +277,12 @@ static int source_for(struct sources *src, const char *s, size_t n, const char *
 int smt_pystack_add_source(const char *text, size_t len, const char *cwd, char **out)
 {
 	struct sources src = { 0 };
-	struct outbuf o = { 0 };
+	struct outbuf o = { .oom = 0 };
 	const char *s = text, *end = text + len;
 	char code[SOURCE_LINE_MAX + 1];
+	size_t n_out;
 
-	put(&o, "", 0);
+	smt_dynbuf_init(&o.b, SIZE_MAX / 2);
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -313,10 +301,9 @@ int smt_pystack_add_source(const char *text, size_t len, const char *cwd, char *
 	}
 	for (size_t i = 0; i < src.n; i++)
 		free(src.names[i]);
-	if (o.oom) {
-		free(o.s);
-		return -ENOMEM;
-	}
-	*out = o.s;
-	return 0;
+	*out = o.oom ? NULL : smt_dynbuf_take(&o.b, &n_out);
+	if (!*out && !o.oom)
+		*out = strdup("");
+	smt_dynbuf_free(&o.b);
+	return *out ? 0 : -ENOMEM;
 }

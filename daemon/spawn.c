@@ -124,3 +124,33 @@ int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd
 {
 	return smt_spawn_find_program(prog, envp, cwd, NULL, 0);
 }
+
+int smt_spawn_piped(const struct smt_spawn_opts *opts, pid_t *pid, int *out_r, int *err_r)
+{
+	struct smt_spawn_opts so = *opts;
+	int outp[2], errp[2], rc;
+
+	*pid = -1;
+	*out_r = *err_r = -1;
+	if (pipe2(outp, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		rc = -errno;
+		close(outp[0]);
+		close(outp[1]);
+		return rc;
+	}
+	so.stdout_fd = outp[1];
+	so.stderr_fd = errp[1];
+	rc = smt_spawn(&so, pid);
+	close(outp[1]);
+	close(errp[1]);
+	if (*pid < 0) {
+		close(outp[0]);
+		close(errp[0]);
+		return rc;
+	}
+	*out_r = outp[0];
+	*err_r = errp[0];
+	return rc;
+}

@@ -35,6 +35,14 @@ struct smt_spawn_opts {
  */
 int smt_spawn(const struct smt_spawn_opts *opts, pid_t *pid);
 
+/*
+ * smt_spawn with the child's stdout and stderr on two new pipes (OPTS's
+ * own stdout_fd and stderr_fd are ignored): as smt_spawn, and when *PID
+ * is set, *OUT_R and *ERR_R are the pipes' read ends (close-on-exec),
+ * which the caller owns; else both are -1.
+ */
+int smt_spawn_piped(const struct smt_spawn_opts *opts, pid_t *pid, int *out_r, int *err_r);
+
 /* The shell's exit status for an exec error: 127 not found, 126 otherwise. */
 int smt_spawn_exec_status(int err);
 

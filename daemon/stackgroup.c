@@ -4,10 +4,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
 #include "smt_proto.h"
 #include "stackgroup.h"
 #include "stackparse.h"
@@ -59,27 +61,32 @@ struct smt_stackgroup {
 /* --- bounded, sanitised text ------------------------------------------- */
 
 struct text {
-	char *s;
-	size_t len, cap;   /* cap: bytes allowed, NUL excluded; 0 unbounded */
-	size_t alloc;
+	struct smt_dynbuf b;   /* its cap: the bytes allowed */
 	int full, oom;
 };
 
-static int grow(struct text *t, size_t need)
+/* CAP bytes at most (0: unbounded). */
+static void text_init(struct text *t, size_t cap)
 {
-	if (t->len + need + 1 <= t->alloc)
-		return 0;
-	size_t a = t->alloc ? t->alloc : 256;
-	while (a < t->len + need + 1)
-		a *= 2;
-	char *s = realloc(t->s, a);
-	if (s == NULL) {
-		t->oom = 1;
-		return -1;
-	}
-	t->s = s;
-	t->alloc = a;
-	return 0;
+	smt_dynbuf_init(&t->b, cap ? cap : SIZE_MAX / 2);
+	t->full = t->oom = 0;
+}
+
+static size_t text_len(const struct text *t)
+{
+	return smt_dynbuf_len(&t->b);
+}
+
+/* The text, malloc'ed ("" when empty), or NULL when out of memory. */
+static char *text_take(struct text *t)
+{
+	size_t n;
+	char *s = t->oom ? NULL : smt_dynbuf_take(&t->b, &n);
+
+	if (!s && !t->oom)
+		s = strdup("");
+	smt_dynbuf_free(&t->b);
+	return s;
 }
 
 /* Append N bytes: whole UTF-8 characters only, invalid bytes as '?',
@@ -103,15 +110,15 @@ static void put_n(struct text *t, const char *s, size_t n, int nl)
 			c[0] = (*p == '\n' && nl) ? '\n' : ' ';
 			src = c;
 		}
-		if (t->cap && t->len + w > t->cap) {
+		int rc = smt_dynbuf_add(&t->b, src, w);
+		if (rc == -ENOBUFS) {
 			t->full = 1;
 			break;
 		}
-		if (grow(t, w) < 0)
+		if (rc < 0) {
+			t->oom = 1;
 			break;
-		memcpy(t->s + t->len, src, w);
-		t->len += w;
-		t->s[t->len] = '\0';
+		}
 		p += k;
 		n -= k;
 	}
@@ -343,18 +350,13 @@ static void key_thread(struct text *k, const struct smt_thread *t)
  * that differs between processes running the same code. */
 static char *stack_key(const struct smt_stack *st)
 {
-	struct text k = { 0 };
+	struct text k;
 	const struct smt_thread *t = thread_with_frames(st);
 
-	if (grow(&k, 1) == 0)
-		k.s[0] = '\0';
+	text_init(&k, 0);
 	if (t)
 		key_thread(&k, t);
-	if (k.oom) {
-		free(k.s);
-		return NULL;
-	}
-	return k.s;
+	return text_take(&k);
 }
 
 static int add_member(struct group *g, size_t idx)
@@ -620,6 +622,15 @@ static void put_ranks(struct text *t, const struct smt_stackgroup *sg, const siz
 	}
 }
 
+/* Whether IDX[I]'s host is the first time that host appears in IDX. */
+static int first_of_host(const struct smt_stackgroup *sg, const size_t *idx, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(sg->r[idx[j]].host, sg->r[idx[i]].host) == 0)
+			return 0;
+	return 1;
+}
+
 /* "algo-2, algo-4" - distinct hosts in rank order, at most MAXHOSTS. */
 static void put_hosts(struct text *t, const struct smt_stackgroup *sg, const size_t *idx,
 		      size_t n, size_t maxhosts)
@@ -628,10 +639,8 @@ static void put_hosts(struct text *t, const struct smt_stackgroup *sg, const siz
 
 	for (size_t i = 0; i < n; i++) {
 		const char *h = sg->r[idx[i]].host;
-		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(sg->r[idx[j]].host, h) == 0;
-		if (seen)
+
+		if (!first_of_host(sg, idx, i))
 			continue;
 		distinct++;
 		if (shown < maxhosts) {
@@ -666,10 +675,8 @@ static void put_by_host(struct text *t, const struct smt_stackgroup *sg, const s
 	}
 	for (size_t i = 0; i < n && !t->full; i++) {
 		const char *h = sg->r[idx[i]].host;
-		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(sg->r[idx[j]].host, h) == 0;
-		if (seen)
+
+		if (!first_of_host(sg, idx, i))
 			continue;
 		size_t k = 0;
 		for (size_t j = i; j < n; j++)
@@ -778,11 +785,12 @@ static void summary_quiet(struct text *t, const struct smt_stackgroup *sg)
 size_t smt_stackgroup_summary(const struct smt_stackgroup *sg, double stall_s, char *buf,
 			      size_t size)
 {
-	struct text t = { 0 };
+	struct text t;
 	size_t cap, n;
 
 	if (size == 0)
 		return 0;
+	text_init(&t, 0);
 	cap = size - 1 < SMT_STACKGROUP_SUMMARY_MAX ? size - 1 : SMT_STACKGROUP_SUMMARY_MAX;
 	/* Built unbounded, then cut at a character boundary with "...". */
 	if (stall_s >= 0)
@@ -793,24 +801,25 @@ size_t smt_stackgroup_summary(const struct smt_stackgroup *sg, double stall_s, c
 		summary_odd(&t, sg);
 	else
 		summary_quiet(&t, sg);
-	if (t.oom || t.s == NULL) {
+	if (t.oom || text_len(&t) == 0) {
 		snprintf(buf, size, "%s", stall_s >= 0 ? "Stalled" : "");
-		free(t.s);
+		smt_dynbuf_free(&t.b);
 		return strlen(buf);
 	}
-	n = t.len;
+	const char *p = smt_dynbuf_ptr(&t.b);
+	n = text_len(&t);
 	if (n > cap) {
 		n = cap >= 3 ? cap - 3 : 0;
-		while (n > 0 && ((unsigned char)t.s[n] & 0xc0) == 0x80)
+		while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
 			n--;
-		memcpy(buf, t.s, n);
+		memcpy(buf, p, n);
 		memcpy(buf + n, "...", cap - n >= 3 ? 3 : cap - n);
 		n += cap - n >= 3 ? 3 : cap - n;
 	} else {
-		memcpy(buf, t.s, n);
+		memcpy(buf, p, n);
 	}
 	buf[n] = '\0';
-	free(t.s);
+	smt_dynbuf_free(&t.b);
 	return n;
 }
 
@@ -842,8 +851,9 @@ static void put_stack(struct text *t, const char *text, size_t budget)
 
 static void put_group_header(struct text *t, const struct smt_stackgroup *sg, const struct group *g)
 {
-	struct text h = { .cap = HEADER_MAX };
+	struct text h;
 
+	text_init(&h, HEADER_MAX);
 	put(&h, "--- ");
 	if (g->n == 1) {
 		putf(&h, "rank %d on ", sg->r[g->members[0]].rank);
@@ -861,12 +871,11 @@ static void put_group_header(struct text *t, const struct smt_stackgroup *sg, co
 		put(&h, " [majority]");
 	if (h.full)
 		put(&h, "...");
-	if (h.s)
-		put(t, h.s);
+	put(t, smt_dynbuf_ptr(&h.b));
 	put(t, "\n");
 	if (h.oom)
 		t->oom = 1;
-	free(h.s);
+	smt_dynbuf_free(&h.b);
 }
 
 static void put_unreadable(struct text *t, const struct smt_stackgroup *sg)
@@ -890,26 +899,27 @@ static void put_unreadable(struct text *t, const struct smt_stackgroup *sg)
 		for (size_t j = i; j < sg->n; j++)
 			if (sg->r[j].stack == NULL && strcmp(sg->r[j].reason, sg->r[i].reason) == 0)
 				sel[k++] = j;
-		struct text h = { .cap = HEADER_MAX };
+		struct text h;
+		text_init(&h, HEADER_MAX);
 		putf(&h, "--- no stack for %zu rank%s (", k, k == 1 ? "" : "s");
 		put_by_host(&h, sg, sel, k);
 		put(&h, "): ");
 		put_line(&h, sg->r[i].reason);
 		if (h.full)
 			put(&h, "...");
-		if (h.s)
-			put(t, h.s);
+		put(t, smt_dynbuf_ptr(&h.b));
 		put(t, "\n");
-		free(h.s);
+		smt_dynbuf_free(&h.b);
 	}
 	free(sel);
 }
 
 int smt_stackgroup_details(const struct smt_stackgroup *sg, size_t max, char **out)
 {
-	struct text t = { .cap = max };
+	struct text t;
 	size_t shown = 0;
 
+	text_init(&t, max);
 	putf(&t, "Stacks of %zu rank%s: %zu distinct", sg->n, sg->n == 1 ? "" : "s", sg->ng);
 	if (sg->nunreadable)
 		putf(&t, ", %zu unreadable", sg->nunreadable);
@@ -920,7 +930,7 @@ int smt_stackgroup_details(const struct smt_stackgroup *sg, size_t max, char **o
 	}
 	for (size_t o = 0; o < sg->ng && !t.full && !t.oom; o++) {
 		const struct group *g = &sg->g[sg->order[o]];
-		size_t room = max > t.len ? max - t.len : 0;
+		size_t room = max > text_len(&t) ? max - text_len(&t) : 0;
 		/* An equal share of what is left, keeping room for the count
 		 * of groups that would not fit. */
 		size_t budget = room > 64 ? (room - 64) / (sg->ng - o) : 0;
@@ -929,25 +939,19 @@ int smt_stackgroup_details(const struct smt_stackgroup *sg, size_t max, char **o
 		put(&t, "\n");
 		put_group_header(&t, sg, g);
 		const char *text = sg->r[g->members[0]].stack;
-		size_t after_header = max > t.len + 64 ? max - t.len - 64 : 0;
+		size_t after_header = max > text_len(&t) + 64 ? max - text_len(&t) - 64 : 0;
 		put_stack(&t, text, budget < after_header ? budget : after_header);
 		shown++;
 	}
 	if (shown < sg->ng) {
 		/* Lift the bound for this last line: MAX keeps room for it. */
-		t.cap = 0;
+		t.b.cap = SIZE_MAX / 2;
 		t.full = 0;
 		putf(&t, "[... %zu more distinct stack%s not shown]\n", sg->ng - shown,
 		     sg->ng - shown == 1 ? "" : "s");
 	}
-	if (t.oom) {
-		free(t.s);
-		return -ENOMEM;
-	}
-	if (t.s == NULL && (t.s = strdup("")) == NULL)
-		return -ENOMEM;
-	*out = t.s;
-	return 0;
+	*out = text_take(&t);
+	return *out ? 0 : -ENOMEM;
 }
 
 /* --- JSON -------------------------------------------------------------- */
@@ -955,12 +959,13 @@ int smt_stackgroup_details(const struct smt_stackgroup *sg, size_t max, char **o
 /* json_string() wants valid UTF-8: a stack text may hold anything. */
 static json_t *json_text(const char *s)
 {
-	struct text t = { 0 };
+	struct text t;
 	json_t *j;
 
+	text_init(&t, 0);
 	put_n(&t, s, strlen(s), 1);
-	j = t.oom ? NULL : json_string(t.s ? t.s : "");
-	free(t.s);
+	j = t.oom ? NULL : json_string(smt_dynbuf_ptr(&t.b));
+	smt_dynbuf_free(&t.b);
 	return j;
 }
 

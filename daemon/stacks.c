@@ -765,10 +765,9 @@ static void run_step(struct read *r)
 	char store[2][PATH_MAX + 32], cwd[64];
 	char code[2 * sizeof(python_walker) + 64];
 	char *argv[24];
-	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	struct smt_spawn_opts so;
 	uint64_t now = uv_now(s->loop);
-	int rc;
+	int out_r = -1, err_r = -1, rc;
 
 	if (r->step == STEP_NONE) {
 		finish_reason(r, "no stack reader installed (neither gdb nor eu-stack is in PATH)");
@@ -788,23 +787,15 @@ static void run_step(struct read *r)
 	r->out.max = s->cfg.max_output;
 	r->err.max = STDERR_MAX;
 	build_argv(r, argv, store, code);
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		rc = -errno;
-		goto fail;
-	}
 	/* In the target's directory, gdb finds its relative source files. */
 	snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", (int)r->pid);
 	int dfd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0)
 		close(dfd);
 	so = (struct smt_spawn_opts){
-		.argv = argv, .envp = s->cfg.envp, .cwd = dfd >= 0 ? cwd : NULL,
-		.stdin_fd = -1, .stdout_fd = outp[1], .stderr_fd = errp[1],
+		.argv = argv, .envp = s->cfg.envp, .cwd = dfd >= 0 ? cwd : NULL, .stdin_fd = -1,
 	};
-	rc = smt_spawn(&so, &r->tool);
-	close(outp[1]);
-	close(errp[1]);
-	outp[1] = errp[1] = -1;
+	rc = smt_spawn_piped(&so, &r->tool, &out_r, &err_r);
 	if (r->tool > 0) {
 		if (smt_reaper_watch(s->reaper, r->tool, on_tool_exit, r) < 0) {
 			kill(-r->tool, SIGKILL);
@@ -820,24 +811,26 @@ static void run_step(struct read *r)
 		 * collects it and the empty output reads as a failure. */
 		snprintf(r->note, sizeof(r->note), "%s: %s", argv[0], strerror(-rc));
 	}
-	rc = open_pipe(r, &r->out_pipe, &r->out, outp[0]);
-	outp[0] = -1;
-	if (rc == 0)
-		rc = open_pipe(r, &r->err_pipe, &r->err, errp[0]);
-	errp[0] = -1;
+	/* open_pipe takes the descriptor, also when it fails. */
+	rc = open_pipe(r, &r->out_pipe, &r->out, out_r);
+	out_r = -1;
+	if (rc == 0) {
+		rc = open_pipe(r, &r->err_pipe, &r->err, err_r);
+		err_r = -1;
+	}
 	if (rc < 0) {
+		if (err_r >= 0)
+			close(err_r);
 		finish_reason(r, "cannot read %s's output: %s", r->tool_name, strerror(-rc));
 		return;
 	}
 	uv_timer_start(&r->timer, on_timer, r->deadline - now, 0);
 	return;
 fail:
-	for (int i = 0; i < 2; i++) {
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
+	if (out_r >= 0)
+		close(out_r);
+	if (err_r >= 0)
+		close(err_r);
 	finish_reason(r, "cannot start %s: %s", r->tool_name, strerror(-rc));
 }
 
