@@ -320,7 +320,11 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 	if (in->stop_signal) {
 		r->kind = SMT_FAIL_STOPPED;
 		signame(in->stop_signal, sig, sizeof(sig));
-		appendf(s, &len, cap, "Stopped: received %s", sig);
+		if (in->current_host)
+			appendf(s, &len, cap, "Stopped: smtd on %s received %s and stopped the job",
+				in->current_host, sig);
+		else
+			appendf(s, &len, cap, "Stopped: received %s", sig);
 		return;
 	}
 	if (in->exec_errno) {

@@ -516,6 +516,10 @@ static int on_result(struct smt_daemon *d, json_t *body, json_t **reply)
 	if (smt_state_is_final(d->state) || d->closing || w->result)
 		return 200;
 	w->result = json_incref(body);
+	smt_info("the leader's result: %s, exit code %lld",
+		 json_string_value(json_object_get(body, SMT_F_STATE)) ?
+		 json_string_value(json_object_get(body, SMT_F_STATE)) : "?",
+		 (long long)json_integer_value(json_object_get(body, SMT_F_EXIT_CODE)));
 	uv_timer_stop(&w->contact_timer);
 	uv_timer_stop(&w->end_timer);
 	if (!w->launched || w->job_over) {

@@ -402,8 +402,9 @@ static void test_mpirun_killed_and_stopped(void **state)
 	load(&k, "sigkill", 2);
 	in = input(&k, "./mpi_job");
 	in.stop_signal = SIGTERM;
-	text = expect(&in, SMT_FAIL_STOPPED, "Stopped: received SIGTERM", NULL);
-	assert_string_equal(text, "Stopped: received SIGTERM\n");
+	text = expect(&in, SMT_FAIL_STOPPED, "Stopped: smtd on vm received SIGTERM and stopped the job",
+		      NULL);
+	assert_string_equal(text, "Stopped: smtd on vm received SIGTERM and stopped the job\n");
 	free(text);
 	unload(&k);
 }
