@@ -567,7 +567,7 @@ static void test_smddp(void **state)
 	assert_non_null(strstr(rooted(f, joined(smt_plan_argv(p))),
 			       " -x A=1 -x NCCL_PROTO=simple -x FI_EFA_USE_DEVICE_RDMA=1 -x SMDATAPARALLEL_SERVER_ADDR=algo-1 "
 			       "-x SMDATAPARALLEL_SERVER_PORT=7592 -x SAGEMAKER_INSTANCE_TYPE=ml.p4d.24xlarge "
-			       "/usr/local/bin/smtctl rank -- smddprun python3 -m mpi4py ROOT/code/train.py"));
+			       "" SMT_SMTCTL_DEFAULT " rank -- smddprun python3 -m mpi4py ROOT/code/train.py"));
 	assert_null(strstr(joined(smt_plan_argv(p)), "IGNORED"));
 	assert_null(smt_plan_warnings(p)[0]);
 	smt_plan_free(p);
@@ -604,8 +604,8 @@ static void test_modelparallel(void **state)
 		    "\"mp_parameters\":\"{\\\"partitions\\\": 2}\"}");
 	p = build(f, NULL, (char *[]){ path, "SM_DLC_TORCH_VERSION=2.0.1", NULL });
 	assert_non_null(strstr(joined(smt_plan_argv(p)),
-			       " -x FI_EFA_USE_DEVICE_RDMA=1 -mca orte_launch_agent /usr/local/bin/smtctl exec-orted orted "
-			       "-x NCCL_ALGO=ring /usr/local/bin/smtctl rank -- smddpmprun -i ml.p4d.24xlarge --allow-bypass python3 -m mpi4py "));
+			       " -x FI_EFA_USE_DEVICE_RDMA=1 -mca orte_launch_agent " SMT_SMTCTL_DEFAULT " exec-orted orted "
+			       "-x NCCL_ALGO=ring " SMT_SMTCTL_DEFAULT " rank -- smddpmprun -i ml.p4d.24xlarge --allow-bypass python3 -m mpi4py "));
 	smt_plan_free(p);
 	/* Another DDP backend: no smddpmprun; torch 1: no NCCL_ALGO. */
 	write_hp(f, "{\"sagemaker_program\":\"train.py\",\"sagemaker_mpi_enabled\":true,"
@@ -714,7 +714,7 @@ static void test_remote_paths(void **state)
 	/* One host, or standalone: nothing reaches another host's shell. */
 	write_file(f, "resourceconfig.json", "{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}");
 	p = build(f, (char *[]){ "--socket", "/run/$x/s.sock", NULL }, NULL);
-	assert_string_equal(joined(smt_plan_launcher_argv(p)), "/usr/local/bin/smtctl --socket /run/$x/s.sock rank --");
+	assert_string_equal(joined(smt_plan_launcher_argv(p)), "" SMT_SMTCTL_DEFAULT " --socket /run/$x/s.sock rank --");
 	smt_plan_free(p);
 }
 
