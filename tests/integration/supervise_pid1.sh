@@ -7,8 +7,13 @@ smt_tmpdir
 unshare --pid --fork --mount-proc true 2>/dev/null || skip "PID namespaces are not available here"
 mkdir -p "$T/root"
 
-# The job makes orphans: each (sleep &) is re-parented to the reaper.
-job='for i in 1 2 3 4 5; do (sleep 0.1 &); done; sleep 1; ps -eo pid=,ppid=,stat=,comm= > "$0"; echo "parent=$PPID" >> "$0"'
+# The job makes orphans: each (orphan-sleep &) is re-parented to the
+# reaper.  A name of their own: other tests running meanwhile have sleeps
+# of their own, whoever their parent is.
+cp "$(command -v sleep)" "$T/orphan-sleep"
+# Two exit at once (zombies to reap), three outlive the ps (and the job:
+# smtd ends them).
+job='for t in 0.1 0.1 5 5 5; do ("${0%/*}/orphan-sleep" $t &); done; sleep 1; ps -eo pid=,ppid=,stat=,comm= > "$0"; echo "parent=$PPID" >> "$0"'
 
 rc=0
 timeout 30 unshare --pid --fork --mount-proc "$SMTD" --root "$T/root" --sshd never -- /bin/sh -c "$job" "$T/ps1.txt" >"$T/out1" 2>&1 || rc=$?
@@ -24,9 +29,10 @@ parent=$(sed -n 's/^parent=//p' "$T/ps2.txt")
 if awk -v p="$parent" '$2 == p && $3 ~ /^Z/' "$T/ps2.txt" | grep -q .; then
 	fail "zombie children of smtd (subreaper): $(cat "$T/ps2.txt")"
 fi
-# The orphans were re-parented to smtd, not to the machine's init: none of
-# them may still be a child of PID 1 of this namespace.
-if awk '$2 == 1 && $4 == "sleep"' "$T/ps2.txt" | grep -q .; then
-	fail "orphans escaped to init: $(cat "$T/ps2.txt")"
-fi
+# The orphans were re-parented to smtd, not to the machine's init.
+assert_eq "$(awk -v p="$parent" '$2 == p && $4 == "orphan-sleep"' "$T/ps2.txt" | wc -l)" 3 \
+	"the living orphans, children of smtd (subreaper)"
+assert_eq "$(awk '$2 == 1 && $4 == "orphan-sleep"' "$T/ps1.txt" | wc -l)" 3 \
+	"the living orphans, children of smtd (PID 1)"
+pgrep -x orphan-sleep >/dev/null && fail "an orphan outlived smtd"
 echo ok
