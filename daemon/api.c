@@ -534,6 +534,8 @@ static void on_idle(uv_idle_t *idle)
 	uint64_t start = uv_hrtime();
 	conn_step(api, c);
 	uint64_t ms = (uv_hrtime() - start) / 1000000;
+	if (ms >= 5)
+		smt_debug("control API: a step took %llu ms", (unsigned long long)ms);
 	if (ms >= 1 && !api->closing) {
 		api->pacing = 1;
 		uv_idle_stop(idle);

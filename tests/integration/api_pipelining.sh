@@ -12,17 +12,21 @@
 # ASan's memory and time, not smtd's.  Errors are still detected.  The
 # sanitizers still make smtd's code 3 to 5 times slower: the largest step
 # the loop cannot divide, the daemon building a 10,000-line answer, takes
-# 6 to 11 ms without them and 25 to 105 ms with them on a busy machine
-# (make -j2 check runs another test beside this one).  The bound is the
-# issue's 50 ms on a build without sanitizers (make distcheck); with them,
-# whose every allocation costs several times more, 250 ms.
+# 6 to 11 ms without them and 25 to 105 ms with them on a busy machine.
+# What the issue bounds, a /healthz waiting for one such step at most, is
+# checked on smtd's own clock: every step of the API that took 5 ms or
+# more is in its debug log, and none may take 50 ms (250 ms with the
+# sanitizers, whose every allocation costs several times more).  The
+# probes' own times also hold the machine's scheduling (make -j2 check
+# runs another test beside this one): they are bounded at 500 ms.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 S="$T/smtd.sock"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0:malloc_context_size=0:max_malloc_fill_size=0"
 RSS_BOUND_KB=$((64 * 1024))
-LATENCY_MS=50
-grep -q __asan_init "$SMTD" && LATENCY_MS=250
+STEP_MS=50
+grep -q __asan_init "$SMTD" && STEP_MS=250
+LATENCY_MS=500
 
 # The job: numbered lines, 20,000 a second, until told to stop.
 cat >"$T/job.py" <<'PY'
@@ -71,7 +75,7 @@ print("received %d bytes, %d bytes of requests unsent" % (got, unsent))
 PY
 
 mkdir -p "$T/r"
-"$SMTD" --root "$T/r" --socket "$S" --sshd never -- python3 "$T/job.py" "$T/stop" \
+"$SMTD" --debug --root "$T/r" --socket "$S" --sshd never -- python3 "$T/job.py" "$T/stop" \
 	>"$T/out" 2>"$T/err" &
 SPID=$!
 # A failing check must not leave the daemon behind.
@@ -102,6 +106,9 @@ echo "clients: $(cat "$T/clients"); $probes /healthz probes, slowest $max_ms ms;
 [ "$probes" -ge 40 ] || fail "only $probes probes in 6 s"
 assert_eq "$bad" 0 "/healthz probes that did not get 200"
 [ "$max_ms" -lt "$LATENCY_MS" ] || { sort -k2 -n "$T/probes" | tail -5 >&2; fail "/healthz took $max_ms ms"; }
+step_ms=$(sed -n 's/.*control API: a step took \([0-9]*\) ms.*/\1/p' "$T/err" | sort -n | tail -1)
+echo "the longest step of the control API: ${step_ms:-under 5} ms (bound $STEP_MS ms)"
+[ "${step_ms:-0}" -lt "$STEP_MS" ] || fail "a step of the control API took $step_ms ms: a /healthz waited that long"
 [ "$hwm" -lt "$RSS_BOUND_KB" ] || fail "smtd's peak RSS is $hwm kB, over the bound of $RSS_BOUND_KB kB"
 grep -q 'received [1-9][0-9]* bytes' "$T/clients" || fail "the clients got nothing: $(cat "$T/clients")"
 
