@@ -1,7 +1,8 @@
 #!/bin/bash
-# Issue 7, the faults of a rank, orted, sshd and the configuration, on 3
-# simulated hosts: rows 1, 2, 3, 4, 11, 12 and 13 of the fault matrix, and
-# row 4 with an orted that only a scan of /proc can find.
+# The faults of a rank, orted, sshd and the configuration, on 3 simulated
+# hosts: rank-exit, rank-exit-barrier, rank-sigkill, rank-raise,
+# orted-kill, orted-unannounced, sshd-kill and config-mismatch (named and
+# described in docs/MULTIHOST-TESTING.md, "The faults, by name").
 # After each: every host's exit code, its failure file naming the culprit,
 # no process left in any host, and the time from the fault to the last exit.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
@@ -14,31 +15,31 @@ MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 JOB="$MPIDIR/mpi_job"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
 
-row() { # row NAME: a fresh set of 3 hosts
+row() { # row NAME: a fresh set of 3 hosts for the fault NAME
 	echo "---- $1"
 	mkdir -p "$T/$1"
 	mh_setup 3 "$T/$1"
 	for k in 1 2 3; do smtd_hyper $k "$hyper"; done
 }
 
-# Row 1: a rank on a worker exits 3.
-row exit3
+# rank-exit: a rank on a worker exits 3.
+row rank-exit
 for k in 1 2 3; do smtd_start $k -- "$JOB" exit 3 3; done
 smtd_wait_all 60
 for k in 1 2 3; do smtd_check $k 1 "rank 3" "algo-2" "code 3"; done
 smtd_nothing_left
 mh_teardown
 
-# Row 13: a rank exits 1 while the others hang in MPI_Barrier.
-row barrier
+# rank-exit-barrier: a rank exits 1 while the others hang in MPI_Barrier.
+row rank-exit-barrier
 for k in 1 2 3; do smtd_start $k -- "$JOB" exit 4 1; done
 smtd_wait_all 60
 for k in 1 2 3; do smtd_check $k 1 "rank 4" "algo-3" "code 1"; done
 smtd_nothing_left
 mh_teardown
 
-# Row 2: a rank on a worker is SIGKILLed.
-row sigkill
+# rank-sigkill: a rank on a worker is SIGKILLed.
+row rank-sigkill
 for k in 1 2 3; do smtd_start $k -- "$JOB" sleep 60; done
 smtd_wait_line 1 "rank 5 ready"
 pid=$(smtd_pid_of 2 mpi_job) || fail "no rank found on algo-2"
@@ -51,16 +52,16 @@ grep -qE "rank [23] " "$(smtd_failure 1)" || fail "the killed rank (2 or 3) is n
 smtd_nothing_left
 mh_teardown
 
-# Row 3: a Python exception on a rank of the leader.
-row pyraise
-cat >"$T/pyraise/raise.py" <<'PY'
+# rank-raise: a Python exception on a rank of the leader.
+row rank-raise
+cat >"$T/rank-raise/raise.py" <<'PY'
 from mpi4py import MPI
 c = MPI.COMM_WORLD
 if c.Get_rank() == 1:
     raise ValueError("shapes do not match")
 c.Barrier()
 PY
-for k in 1 2 3; do smtd_start $k -- /usr/bin/python3 -m mpi4py "$T/pyraise/raise.py"; done
+for k in 1 2 3; do smtd_start $k -- /usr/bin/python3 -m mpi4py "$T/rank-raise/raise.py"; done
 smtd_wait_all 60
 for k in 1 2 3; do smtd_check $k 1 "ValueError: shapes do not match" "rank 1" "algo-1"; done
 smtd_nothing_left
@@ -81,15 +82,16 @@ kill_orted() {
 	mh_teardown
 }
 
-# Row 4: orted on a worker is SIGKILLed; its orphaned ranks die with it.
-row orted
+# orted-kill: orted on a worker is SIGKILLed; its orphaned ranks die with it.
+row orted-kill
 for k in 1 2 3; do smtd_start $k -- "$JOB" sleep 60; done
 kill_orted
 
-# Row 4 again, with orted started without smtd's launch agent (custom MPI
-# options replace orte_launch_agent): nothing announces it, so each worker
-# finds it in /proc 5 s after the launch message and watches it from there.
-row scan
+# orted-unannounced: orted-kill, with orted started without smtd's launch
+# agent (custom MPI options replace orte_launch_agent): nothing announces
+# it, so each worker finds it in /proc 5 s after the launch message and
+# watches it from there.
+row orted-unannounced
 for k in 1 2 3; do
 	smtd_hyper $k '{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2", "sagemaker_mpi_custom_mpi_options": "-mca orte_launch_agent orted"}'
 	smtd_start $k -- "$JOB" sleep 60
@@ -97,15 +99,15 @@ done
 for k in 2 3; do smtd_wait_line $k "orted was not announced; found it in /proc (pid"; done
 kill_orted
 
-# Row 11: sshd killed on a worker before the launch: restarted, the job runs.
-row sshd
+# sshd-kill: sshd killed on a worker before the launch: restarted, the job runs.
+row sshd-kill
 smtd_start 2 -- "$JOB" allreduce
 pid=$(smtd_pid_of 2 sshd) || fail "no sshd on algo-2"
 kill -KILL "$pid"
 i=0
-until mh_exec 2 "$SMTCTL" status --json >"$T/sshd/status.json" 2>/dev/null &&
-	grep -q '"sshd_restarts": *1' "$T/sshd/status.json"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "sshd restart not counted: $(cat "$T/sshd/status.json")"
+until mh_exec 2 "$SMTCTL" status --json >"$T/sshd-kill/status.json" 2>/dev/null &&
+	grep -q '"sshd_restarts": *1' "$T/sshd-kill/status.json"; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "sshd restart not counted: $(cat "$T/sshd-kill/status.json")"
 	sleep 0.05
 done
 mh_exec 2 "$SMTCTL" status | grep -i sshd || true
@@ -116,8 +118,8 @@ for k in 1 2 3; do smtd_check $k 0; done
 smtd_nothing_left
 mh_teardown
 
-# Row 12: one host's resourceconfig lists other hosts: nothing is launched.
-row mismatch
+# config-mismatch: one host's resourceconfig lists other hosts: nothing is launched.
+row config-mismatch
 mh_write_resourceconfig 3 '["algo-1","algo-2","algo-3","algo-4"]'
 for k in 1 2 3; do smtd_start $k -- "$JOB" allreduce; done
 smtd_wait_all 60
