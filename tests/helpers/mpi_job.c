@@ -14,8 +14,10 @@
  *                          200 us between lines (mpirun's --xml buffer
  *                          overflows on big chunks of non-ASCII bytes)
  *   hostname               every rank prints gethostname() and SM_CURRENT_HOST
- *   sleep S                every rank says it is ready, sleeps S seconds,
- *                          then meets the others in MPI_Barrier
+ *   sleep S [DIR]          every rank says it is ready (with DIR, also by
+ *                          creating DIR/ready.RANK, which a script can wait
+ *                          for), sleeps S seconds, then meets the others in
+ *                          MPI_Barrier
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -101,6 +103,16 @@ int main(int argc, char **argv)
 				fclose(f);
 		}
 	} else if (!strcmp(mode, "sleep") && argc > 2) {
+		if (argc > 3) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/ready.%d", argv[3], rank);
+			FILE *f = fopen(path, "w");
+			if (!f) {
+				perror(path);
+				MPI_Abort(MPI_COMM_WORLD, 2);
+			}
+			fclose(f);
+		}
 		printf("rank %d ready\n", rank);
 		fflush(stdout);
 		sleep((unsigned)atoi(argv[2]));
