@@ -15,7 +15,7 @@
 # B9w: the watchdog's wakeups: smtd's context switches (voluntary and not,
 # /proc/PID/status) over 10 s on one host while 2 ranks each print a line
 # every 0.1 s, with --stall-timeout 30; baseline: the same without it.
-# B9s: the same with 2 silent ranks (bench/hang), where any timer that
+# B9s: the same with 2 silent ranks (mpi_job sleep), where any timer that
 # polled would show.
 
 B9_HYPER='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
@@ -109,7 +109,7 @@ PY
 	if [ "$what" = print ]; then
 		smtd_local_bg 2 "$@" -- /usr/bin/python3 "$W/printer.py" $(((secs + 4) * 10)) >/dev/null 2>"$W/b9w.log"
 	else
-		smtd_local_bg 2 "$@" -- "$BIN/hang" "$W" >/dev/null 2>"$W/b9w.log"
+		smtd_local_bg 2 "$@" -- "$MPIDIR/mpi_job" sleep 600 "$W" >/dev/null 2>"$W/b9w.log"
 	fi
 	pid=$SPID
 	wait_state running 20 || true
@@ -162,6 +162,6 @@ bench_b9() {
 	bench_record B9e "the same: 'the job is stalled' to every host exited (stacks read, job ended)" s "—" "$e" ""
 	[ -n "$t" ] && bench_record B9t "B9 with torch DDP under torchrun (gloo, 3 hosts x 2 ranks, --stall-timeout 3)" s "≤ $B9_TARGET s" "$t" ""
 	bench_record B9w "smtd context switches per second, 2 ranks printing 10 lines/s each, with --stall-timeout 30 (baseline: without)" 1/s "no more than without" "$w" "$wb"
-	bench_record B9s "the same with 2 silent ranks (bench/hang)" 1/s "no more than without" "$q" "$qb"
+	bench_record B9s "the same with 2 silent ranks (mpi_job sleep)" 1/s "no more than without" "$q" "$qb"
 	bench_note "B9: deadline to every host exited over the target ($B9_TARGET s), per run:$ratios"
 }

@@ -1,5 +1,6 @@
-# bench/faults.sh - B1, B2 and the fault matrix of issue 7 on 3 simulated
-# hosts (sourced by bench/run.sh after lib.sh, hosts.sh and smtd.sh).
+# bench/faults.sh - B1, B2 and the faults of docs/MULTIHOST-TESTING.md
+# ("The faults, by name") on 3 simulated hosts (sourced by bench/run.sh
+# after lib.sh, hosts.sh and smtd.sh).
 #
 # Every run builds 3 fresh hosts (tests/multihost/hosts.sh; set-up and
 # tear-down are not timed).  smtd runs as every host's PID 1 with sshd
@@ -125,18 +126,19 @@ sys.stdout.write("\0".join(a) + "\0")' "$RUN/plan.json")
 }
 
 # ---- B2: a rank on algo-2 SIGKILLed ----
-# Also gives issue 7 row 2 (fault to last exit, and mpirun's exit to last exit).
+# Also gives rank-sigkill (fault to last exit, and mpirun's exit to last
+# exit).
 b2_smtd() {
 	local tf t1 tm pid
 	fault_setup b2s
-	for k in 1 2 3; do smtd_start $k "${FAULT_OPTS[@]}" -- "$BIN/hang" "$RUN"; done
+	for k in 1 2 3; do smtd_start $k "${FAULT_OPTS[@]}" -- "$MPIDIR/mpi_job" sleep 600 "$RUN"; done
 	wait_ready 6 60 || { fault_teardown; R="- -"; return; }
-	pid=$(host_pid 2 hang)
+	pid=$(host_pid 2 mpi_job)
 	tf=$(bench_now)
 	kill -KILL "$pid"
 	last_exit 1 2 3; t1=$LAST
 	tm=$(bench_log_time "$(smtd_console 1)" 'state running -> finishing')
-	fault_check "algo-1=1 algo-2=1 algo-3=1" "row 2"
+	fault_check "algo-1=1 algo-2=1 algo-3=1" rank-sigkill
 	R="$(bench_sub "$t1" "$tf") $(bench_sub "$t1" "$tm")"
 	fault_teardown
 }
@@ -145,10 +147,10 @@ b2_base() {
 	local tf t1 pid mp
 	fault_setup b2b
 	mh_boot --sshd 2>>"$W/mh.log"
-	baseline_mpirun "$BIN/hang" "$RUN" >"$RUN/out" 2>&1 &
+	baseline_mpirun "$MPIDIR/mpi_job" sleep 600 "$RUN" >"$RUN/out" 2>&1 &
 	mp=$!
 	wait_ready 6 60 || { kill $mp; fault_teardown; R=-; return; }
-	pid=$(host_pid 2 hang)
+	pid=$(host_pid 2 mpi_job)
 	tf=$(bench_now)
 	kill -KILL "$pid"
 	wait "$mp"
@@ -157,40 +159,49 @@ b2_base() {
 	fault_teardown
 }
 
-# ---- issue 7 rows, smtd only ----
-# fault_row ROW: prints "FAULT_TO_LAST MPIRUN_EXIT_TO_LAST" ("-" when the
-# row has no such time).
-fault_row() {
-	local row=$1 tf=- t1 tm pid hosts="1 2 3" expect cmd
-	fault_setup "row$row"
-	case $row in
-	1) cmd=("$MPIDIR/mpi_job" exit 2 3); expect="algo-1=1 algo-2=1 algo-3=1" ;;
-	13) cmd=("$MPIDIR/mpi_job" exit 2 1); expect="algo-1=1 algo-2=1 algo-3=1" ;;
-	3) cmd=(/usr/bin/python3 -m mpi4py "$BENCH_DIR/raise.py"); expect="algo-1=1 algo-2=1 algo-3=1" ;;
-	4) cmd=("$BIN/hang" "$RUN"); expect="algo-1=1 algo-2=1 algo-3=1" ;;
-	5) cmd=("$BIN/hang" "$RUN"); hosts="1 3"; expect="algo-1=3 algo-3=3" ;;
-	6) cmd=("$BIN/hang" "$RUN"); hosts="2 3"; expect="algo-2=3 algo-3=3" ;;
-	7) cmd=("$BIN/hang" "$RUN"); expect="algo-1=3 algo-2=3 algo-3=3" ;;
-	9) cmd=("$BIN/hang" "$RUN"); expect="algo-1=143 algo-2=143 algo-3=143" ;;
+# ---- the faults, smtd only ----
+# FAULTS: the faults timed here, by their names in docs/MULTIHOST-TESTING.md.
+FAULTS="rank-exit rank-exit-barrier rank-raise orted-kill host-down leader-down link-down sigterm-all"
+
+fault_known() {
+	case " $FAULTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# fault_run NAME: prints "FAULT_TO_LAST MPIRUN_EXIT_TO_LAST" ("-" when the
+# fault has no such time).
+fault_run() {
+	local name=$1 tf=- t1 tm pid hosts="1 2 3" expect cmd sleeper
+	sleeper=("$MPIDIR/mpi_job" sleep 600)
+	fault_setup "$name"
+	case $name in
+	rank-exit) cmd=("$MPIDIR/mpi_job" exit 2 3); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	rank-exit-barrier) cmd=("$MPIDIR/mpi_job" exit 2 1); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	rank-raise) cmd=(/usr/bin/python3 -m mpi4py "$BENCH_DIR/raise.py"); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	orted-kill) cmd=("${sleeper[@]}" "$RUN"); expect="algo-1=1 algo-2=1 algo-3=1" ;;
+	host-down) cmd=("${sleeper[@]}" "$RUN"); hosts="1 3"; expect="algo-1=3 algo-3=3" ;;
+	leader-down) cmd=("${sleeper[@]}" "$RUN"); hosts="2 3"; expect="algo-2=3 algo-3=3" ;;
+	link-down) cmd=("${sleeper[@]}" "$RUN"); expect="algo-1=3 algo-2=3 algo-3=3" ;;
+	sigterm-all) cmd=("${sleeper[@]}" "$RUN"); expect="algo-1=143 algo-2=143 algo-3=143" ;;
 	esac
 	for k in 1 2 3; do smtd_start $k "${FAULT_OPTS[@]}" -- "${cmd[@]}"; done
-	if [ "${cmd[0]}" = "$BIN/hang" ]; then
+	if [ "${cmd[1]}" = sleep ]; then
 		wait_ready 6 60 || { fault_teardown; R="- -"; return; }
-		case $row in
-		4) pid=$(host_pid 2 orted); tf=$(bench_now); kill -KILL "$pid" ;;
-		5) tf=$(bench_now); mh_vanish 2 ;;
-		6) tf=$(bench_now); mh_vanish 1 ;;
-		7) tf=$(bench_now); mh_link_down 2 ;;
-		9) pid="$(mh_pid1 1) $(mh_pid1 2) $(mh_pid1 3)"; tf=$(bench_now); kill -TERM $pid ;;
+		case $name in
+		orted-kill) pid=$(host_pid 2 orted); tf=$(bench_now); kill -KILL "$pid" ;;
+		host-down) tf=$(bench_now); mh_vanish 2 ;;
+		leader-down) tf=$(bench_now); mh_vanish 1 ;;
+		link-down) tf=$(bench_now); mh_link_down 2 ;;
+		sigterm-all) pid="$(mh_pid1 1) $(mh_pid1 2) $(mh_pid1 3)"; tf=$(bench_now); kill -TERM $pid ;;
 		esac
 	fi
 	last_exit $hosts; t1=$LAST
-	fault_check "$expect" "row $row"
+	fault_check "$expect" "$name"
 	tm=$(bench_log_time "$(smtd_console 1)" 'state running -> finishing' 2>/dev/null) || tm=
 	[ "$tf" = - ] || tf=$(bench_sub "$t1" "$tf")
-	case $row in 1 | 3 | 4 | 13) [ -n "$tm" ] && tm=$(bench_sub "$t1" "$tm") || tm=- ;; *) tm=- ;; esac
+	case $name in rank-* | orted-kill) [ -n "$tm" ] && tm=$(bench_sub "$t1" "$tm") || tm=- ;; *) tm=- ;; esac
 	R="$tf $tm"
-	echo "row $row run $RUN_NO: fault->last exit $tf s, mpirun exit->last exit $tm s, exits$EXITS" >>"$W/logs/summary.txt"
+	echo "$name run $RUN_NO: fault->last exit $tf s, mpirun exit->last exit $tm s, exits$EXITS" >>"$W/logs/summary.txt"
 	fault_teardown
 }
 
@@ -207,33 +218,35 @@ bench_b1b2() {
 	done
 	bench_record B1 "trivial 3-host job (3x2 ranks): start to every host exited" s "≤ baseline + 0.3 s" "$b1s" "$b1b"
 	bench_record B1x "B1, baseline mpirun with smtd's own argv (sshd already up, mpirun only)" s "—" "$b1s" "$b1x"
-	bench_record B2 "a rank on algo-2 SIGKILLed: fault to every host exited (baseline: mpirun's exit)" s "≤ baseline + 0.5 s" "$b2s" "$b2b"
-	bench_record F2 "issue 7 row 2 (rank SIGKILLed): mpirun's exit to every host exited" s "≤ 1 s" "$r2m" ""
+	bench_record B2 "rank-sigkill (a rank on algo-2 SIGKILLed): fault to every host exited (baseline: mpirun's exit)" s "≤ baseline + 0.5 s" "$b2s" "$b2b"
+	bench_record rank-sigkill "rank-sigkill: mpirun's exit to every host exited" s "≤ 1 s" "$r2m" ""
 }
 
-# bench_fault_rows [ROWS]: issue 7 rows (default 1 13 3 4 5 6 7 9).
-bench_fault_rows() {
-	local i r a c
-	for r in ${1:-1 13 3 4 5 6 7 9}; do
+# bench_faults [NAMES]: the faults timed (default: all of FAULTS).
+bench_faults() {
+	local i f a c
+	for f in ${1:-$FAULTS}; do
 		a= c=
 		for ((i = 1; i <= RUNS; i++)); do
-			bench_log "issue 7 row $r run $i of $RUNS"
+			bench_log "fault $f run $i of $RUNS"
 			RUN_NO=$i
-			fault_row "$r"
+			fault_run "$f"
 			a="$a ${R% *}"
 			c="$c ${R#* }"
 		done
-		case $r in
-		1) bench_record F1 "issue 7 row 1 (rank on a worker exits 3): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
-		13) bench_record F13 "issue 7 row 13 (rank exits 1, others in MPI_Barrier): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
-		3) bench_record F3 "issue 7 row 3 (Python exception on the leader): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
-		4) bench_record F4 "issue 7 row 4 (orted on a worker SIGKILLed): fault to every host exited" s "≤ 1 s after mpirun's exit" "$a" ""
-		   bench_record F4m "issue 7 row 4: mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
-		5) bench_record F5 "issue 7 row 5 (worker host vanishes): fault to every other host exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
-		6) bench_record F6 "issue 7 row 6 (leader host vanishes): fault to every worker exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
-		7) bench_record F7 "issue 7 row 7 (link leader-algo-2 down): fault to every host exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
-		9) bench_record F9 "issue 7 row 9 (SIGTERM to every host): fault to every host exited" s "≤ grace (5) + 1 = 6 s" "$a" "" ;;
+		case $f in
+		rank-exit) bench_record $f "rank-exit (a rank on a worker exits 3): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		rank-exit-barrier) bench_record $f "rank-exit-barrier (a rank exits 1, the others in MPI_Barrier): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		rank-raise) bench_record $f "rank-raise (a Python exception on the leader): mpirun's exit to every host exited" s "≤ 1 s" "$c" "" ;;
+		orted-kill)
+			bench_record $f "orted-kill (orted on a worker SIGKILLed): mpirun's exit to every host exited" s "≤ 1 s" "$c" ""
+			bench_record "$f (fault)" "orted-kill: fault to every host exited" s "≤ 1 s after mpirun's exit" "$a" ""
+			;;
+		host-down) bench_record $f "host-down (worker algo-2 vanishes): fault to every other host exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
+		leader-down) bench_record $f "leader-down (the leader vanishes): fault to every worker exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
+		link-down) bench_record $f "link-down (link leader-algo-2 down): fault to every host exited" s "≤ peer-timeout (2) + 1 = 3 s" "$a" "" ;;
+		sigterm-all) bench_record $f "sigterm-all (SIGTERM to every host): fault to every host exited" s "≤ grace (5) + 1 = 6 s" "$a" "" ;;
 		esac
 	done
-	bench_note "Fault runs use \`--peer-timeout 2 --grace 5\` and OMPI_MCA_odls_base_sigkill_timeout=0 (tests/multihost/smtd.sh); the first line of each failure file is in failure-lines.txt of the work directory."
+	bench_note "Faults (named in docs/MULTIHOST-TESTING.md) run with \`--peer-timeout 2 --grace 5\` and OMPI_MCA_odls_base_sigkill_timeout=0 (tests/multihost/smtd.sh); the first line of each failure file is in failure-lines.txt of the work directory."
 }

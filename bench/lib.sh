@@ -3,7 +3,10 @@
 #   bench_now                  seconds since the epoch, microseconds
 #   bench_sub A B              A - B, 3 decimals
 #   bench_record ID METRIC UNIT TARGET "SMTD VALUES" "BASELINE VALUES" [NOTE]
-#                              one row of the table ("" baseline: none)
+#                              one row of the table ("" baseline: none),
+#                              with the 1-minute load average at the time
+#   bench_load                 the load averages (1, 5, 15 minutes)
+#   max_of NUMBERS...          the largest
 #   bench_note TEXT            a line for the notes under the table
 #   bench_log_time FILE REGEX  epoch seconds of the first smtd log line of
 #                              FILE matching REGEX (its ISO time stamp)
@@ -17,8 +20,18 @@ bench_sub() {
 }
 
 bench_record() {
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}" >>"$BENCH_OUT/results.tsv"
-	printf 'bench: %s %s: smtd [%s] baseline [%s] %s\n' "$1" "$2" "$5" "$6" "$3" >&2
+	local load
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}" "$load" >>"$BENCH_OUT/results.tsv"
+	printf 'bench: %s %s: smtd [%s] baseline [%s] %s (load %s)\n' "$1" "$2" "$5" "$6" "$3" "$load" >&2
+}
+
+bench_load() {
+	cut -d' ' -f1-3 /proc/loadavg
+}
+
+max_of() {
+	echo "$@" | tr ' ' '\n' | awk 'NF { if (m == "" || $1 + 0 > m + 0) m = $1 } END { print m }'
 }
 
 bench_note() {

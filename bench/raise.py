@@ -1,4 +1,5 @@
-# Issue 7 row 3: a rank on the leader raises a Python exception.
+# rank-raise (docs/MULTIHOST-TESTING.md): a rank on the leader raises a
+# Python exception.
 from mpi4py import MPI
 
 c = MPI.COMM_WORLD

@@ -1,7 +1,8 @@
 """bench/report.py WORKDIR RUNS ELAPSED COMMAND [DOC] - the table of
 bench/run.sh: min/median/max of every metric for smtd and its baseline and
-the ratio of the medians; printed, and written to DOC (docs/BENCHMARKS.md)
-with the machine and the command."""
+the ratio of the medians, with the 1-minute load average when the row was
+recorded; printed, and written to DOC (docs/BENCHMARKS.md) with the machine
+and the command."""
 import os
 import platform
 import statistics
@@ -52,12 +53,13 @@ with open(os.path.join(work, "results.tsv")) as f:
             continue
         ident, metric, unit, target, s, b = p[:6]
         note = p[6] if len(p) > 6 else ""
+        load = p[7] if len(p) > 7 and p[7] else "—"
         sv, bv = nums(s), nums(b)
         ratio = "—"
         if sv and bv and statistics.median(bv) != 0:
             ratio = "%.2f" % (statistics.median(sv) / statistics.median(bv))
         n = str(len(sv)) if len(sv) == len(bv) or not bv else "%d / %d" % (len(sv), len(bv))
-        rows.append((ident, metric + (" (%s)" % note if note else ""), unit, cell(sv), cell(bv), ratio, target, n))
+        rows.append((ident, metric + (" (%s)" % note if note else ""), unit, cell(sv), cell(bv), ratio, target, n, load))
 
 
 def sh(*a):
@@ -91,8 +93,8 @@ machine = [
     ("wall time of the benchmark", "%s s" % elapsed),
 ]
 
-head = "| # | metric | unit | smtd min / **median** / max | baseline min / **median** / max | ratio (medians) | target | runs |"
-sep = "|---|---|---|---|---|---|---|---|"
+head = "| # | metric | unit | smtd min / **median** / max | baseline min / **median** / max | ratio (medians) | target | runs | load |"
+sep = "|---|---|---|---|---|---|---|---|---|"
 table = [head, sep] + ["| " + " | ".join(r) + " |" for r in rows]
 notes = open(os.path.join(work, "notes.txt")).read().strip()
 

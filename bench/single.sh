@@ -1,7 +1,8 @@
-# bench/single.sh - one-host benchmarks B4-B7 and issue 5's load (sourced
-# by bench/run.sh).  smtd runs on the machine itself (no resourceconfig:
-# one host named after gethostname()), without sshd.  The ranks
-# oversubscribe the 2 cores; the baselines run the same mpirun argv.
+# bench/single.sh - one-host benchmarks B6, B7 and issue 5's load, and
+# what every one-host benchmark uses (sourced by bench/run.sh).  smtd runs
+# on the machine itself (no resourceconfig: one host named after
+# gethostname()), without sshd.  The ranks oversubscribe the 2 cores; the
+# baselines run the same mpirun argv.
 
 LOCAL_MPI_OPTS="--oversubscribe"
 
@@ -31,21 +32,32 @@ smtd_local_bg() {
 	SPID=$!
 }
 
-# mpirun_argv NP CMD...: sets ARGV to the mpirun argv smtd would run, with
-# --xml replaced by the toolkit's --tag-output (no smtd to decode XML).
+# plain_argv: reads `smtd --dry-run --json` on stdin and prints, NUL
+# separated, the mpirun argv smtd would run without smtd in it: less the
+# rank launcher (`smtctl rank --`) in front of the rank's program, and
+# less the launch agent on the workers (`smtctl exec-orted`).  What is
+# left is the toolkit's command line (`--tag-output` included).
+plain_argv() {
+	/usr/bin/python3 -c '
+import json, sys
+plan = json.load(sys.stdin)
+a, l = plan["argv"], plan["launcher"]
+for i in range(len(a) - len(l) + 1):
+    if l and a[i:i + len(l)] == l:
+        del a[i:i + len(l)]
+        break
+if "orte_launch_agent" in a:
+    i = a.index("orte_launch_agent")
+    del a[i - 1:i + 2]
+sys.stdout.write("\0".join(a) + "\0")'
+}
+
+# mpirun_argv NP CMD...: sets ARGV to the plain mpirun argv of a one-host
+# job of NP ranks of CMD (plain_argv).
 mpirun_argv() {
-	local np=$1 a
+	local np=$1
 	shift
-	mapfile -d '' a < <(smtd_local "$np" --dry-run --json -- "$@" 2>/dev/null |
-		/usr/bin/python3 -c 'import json,sys; sys.stdout.write("\0".join(json.load(sys.stdin)["argv"]) + "\0")')
-	ARGV=()
-	for x in "${a[@]}"; do
-		case $x in
-		--xml) ARGV+=(--tag-output) ;;
-		--display-map | --output-proctable) ;;
-		*) ARGV+=("$x") ;;
-		esac
-	done
+	mapfile -d '' ARGV < <(smtd_local "$np" --dry-run --json -- "$@" 2>/dev/null | plain_argv)
 }
 
 # wait_state STATE TIMEOUT: until the local smtd reports STATE.
@@ -68,88 +80,28 @@ ctxt() {
 	awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { n += $2 } END { print n }' "/proc/$1/status"
 }
 
-# ---- B4: 1 GiB of rank output to /dev/null ----
-bench_b4() {
-	local i mib=1024 lines t0 t1 s_mb= s_l= b_mb= b_l= bytes secs
-	[ $QUICK = 1 ] && mib=256
-	# 2 ranks, 48-byte lines (mpi_job lines), mib MiB in all.
-	lines=$((mib * 1048576 / 48 / 2))
-	bytes=$((lines * 2 * 48))
-	mpirun_argv 2 "$MPIDIR/mpi_job" lines $lines
-	for ((i = 1; i <= RUNS; i++)); do
-		bench_log "B4 run $i of $RUNS ($mib MiB)"
-		t0=$(bench_now)
-		smtd_local 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b4.log" || bench_log "smtd failed: $(tail -3 "$W/b4.log")"
-		t1=$(bench_now)
-		secs=$(bench_sub "$t1" "$t0")
-		s_mb="$s_mb $(awk -v b=$bytes -v s=$secs 'BEGIN { printf "%.1f", b / s / 1e6 }')"
-		s_l="$s_l $(awk -v n=$((lines * 2)) -v s=$secs 'BEGIN { printf "%.0f", n / s }')"
-		t0=$(bench_now)
-		"${ARGV[@]}" >/dev/null 2>"$W/b4b.log" || bench_log "mpirun failed: $(tail -3 "$W/b4b.log")"
-		t1=$(bench_now)
-		secs=$(bench_sub "$t1" "$t0")
-		b_mb="$b_mb $(awk -v b=$bytes -v s=$secs 'BEGIN { printf "%.1f", b / s / 1e6 }')"
-		b_l="$b_l $(awk -v n=$((lines * 2)) -v s=$secs 'BEGIN { printf "%.0f", n / s }')"
-	done
-	bench_record B4 "$mib MiB of rank output (2 ranks, 48-byte lines) to /dev/null, job start to end" MB/s "ratio ≥ 0.9" "$s_mb" "$b_mb" "baseline: mpirun --tag-output >/dev/null"
-	bench_record B4l "the same in lines" lines/s "ratio ≥ 0.9" "$s_l" "$b_l"
-}
-
-# ---- B5: footprint ----
-bench_b5() {
-	local i pid mp rss= hwm= wk= cpu= mcpu= c0 c1 k0 k1 m0 m1 secs=10 tck
-	[ $QUICK = 1 ] && secs=3
-	tck=$(getconf CLK_TCK)
-	for ((i = 1; i <= RUNS; i++)); do
-		bench_log "B5 run $i of $RUNS"
-		rm -f "$W"/ready.*
-		smtd_local_bg 8 -- "$BIN/hang" "$W" >/dev/null 2>"$W/b5.log"
-		pid=$SPID
-		RUN=$W wait_ready 8 60 || true
-		wait_state running 10 || true
-		sleep 0.5
-		rss="$rss $(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' /proc/$pid/status)"
-		c0=$(ctxt $pid)
-		sleep $secs
-		c1=$(ctxt $pid)
-		hwm="$hwm $(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' /proc/$pid/status)"
-		wk="$wk $(awk -v a=$c0 -v b=$c1 -v s=$secs 'BEGIN { printf "%.2f", (b - a) / s }')"
-		kill -TERM $pid
-		wait $pid
-		# CPU while one rank writes 100 MB/s.
-		smtd_local_bg 1 -- "$BIN/ratewriter" 100 500 >/dev/null 2>"$W/b5c.log"
-		pid=$SPID
-		wait_state running 10 || true
-		mp=$(pgrep -P $pid -x mpirun)
-		sleep 0.5
-		k0=$(proc_ticks $pid); m0=$(proc_ticks "$mp")
-		sleep 3
-		k1=$(proc_ticks $pid); m1=$(proc_ticks "$mp")
-		cpu="$cpu $(awk -v a=$k0 -v b=$k1 -v t=$tck 'BEGIN { printf "%.1f", (b - a) / t / 3 * 100 }')"
-		mcpu="$mcpu $(awk -v a=$m0 -v b=$m1 -v t=$tck 'BEGIN { printf "%.1f", (b - a) / t / 3 * 100 }')"
-		kill -TERM $pid
-		wait $pid
-	done
-	bench_record B5 "smtd RSS with an 8-rank job running (--oversubscribe)" MiB "≤ 4 MiB + documented buffers" "$rss" ""
-	bench_record B5h "smtd peak RSS (VmHWM) after the silent period" MiB "—" "$hwm" ""
-	bench_record B5w "smtd wakeups (context switches) per second, 8 silent ranks, over $secs s" 1/s "≤ 1/s" "$wk" ""
-	bench_record B5c "CPU while forwarding 100 MB/s (1 rank, 100-byte lines), over 3 s" "% of a core" "— (baseline: mpirun's own CPU in the same run)" "$cpu" "$mcpu"
-}
-
 # ---- B6: start-up ----
+# b6_start [SMTD OPTIONS...]: ms from the exec of smtd to the exec of its
+# stand-in mpirun (bench/stamp), or nothing when it did not run.
+b6_start() {
+	rm -f "$W/t0" "$W/t1"
+	STAMP_FILE=$W/t1 "$BIN/stamp" -o "$W/t0" "$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi \
+		--processes-per-host 1 --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpirun "$BIN/stamp" "$@" -- /bin/true \
+		>/dev/null 2>"$W/b6.log"
+	if [ -s "$W/t1" ]; then
+		awk -v a="$(cat "$W/t0")" -v b="$(cat "$W/t1")" 'BEGIN { printf "%.2f", (b - a) * 1000 }'
+	else
+		bench_log "B6: the stand-in mpirun did not run: $(tail -3 "$W/b6.log")"
+	fi
+}
+
 bench_b6() {
-	local i n=20 d= dr= tr= t0 t1
+	local i n=20 d= dn= dr= tr= t0 t1
 	[ $QUICK = 1 ] && n=6
+	smtd_args 1
 	for ((i = 1; i <= n; i++)); do
-		rm -f "$W/t0" "$W/t1"
-		STAMP_FILE=$W/t1 "$BIN/stamp" -o "$W/t0" "$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --sshd never --mpi \
-			--processes-per-host 1 --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" --mpirun "$BIN/stamp" -- /bin/true \
-			>/dev/null 2>"$W/b6.log"
-		if [ -s "$W/t1" ]; then
-			d="$d $(awk -v a="$(cat "$W/t0")" -v b="$(cat "$W/t1")" 'BEGIN { printf "%.2f", (b - a) * 1000 }')"
-		else
-			bench_log "B6: the stand-in mpirun did not run: $(tail -3 "$W/b6.log")"
-		fi
+		d="$d $(b6_start)"
+		dn="$dn $(b6_start --job-cgroup never)"
 		t0=$(bench_now)
 		"$SMTD" --root "$W/ml" --socket "$W/smtd.sock" --mpi --processes-per-host 2 --dry-run -- /bin/true >/dev/null 2>&1
 		t1=$(bench_now)
@@ -159,7 +111,7 @@ bench_b6() {
 		t1=$(bench_now)
 		tr="$tr $(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.2f", (b - a) * 1000 }')"
 	done
-	bench_record B6 "exec of smtd to exec of mpirun, one host (stand-in mpirun records its exec)" ms "≤ 5 ms" "$d" ""
+	bench_record B6 "exec of smtd to exec of mpirun, one host (stand-in mpirun records its exec)" ms "≤ 5 ms" "$d" "$dn" "baseline: the same with --job-cgroup never"
 	bench_record B6d "smtd --dry-run, fork+exec to exit" ms "≤ 3 ms (baseline: /bin/true the same way)" "$dr" "$tr"
 }
 
@@ -186,7 +138,7 @@ bench_b7() {
 		rl="$rl $(field "$LOAD" rps)"; pl="$pl $(field "$LOAD" p99_ms)"
 		kill -TERM $pid; wait $pid
 		rm -f "$W"/ready.*
-		smtd_local_bg 2 -- "$BIN/hang" "$W" >/dev/null 2>"$W/b7s.log"
+		smtd_local_bg 2 -- "$MPIDIR/mpi_job" sleep 600 "$W" >/dev/null 2>"$W/b7s.log"
 		pid=$SPID
 		wait_state running 20 || true
 		status_load 32 $n
