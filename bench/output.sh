@@ -165,6 +165,10 @@ b5_one() {
 	hwm_watch 600 $SPID
 	wait $SPID || bench_log "B5: smtd exited $?: $(tail -3 "$W/b5.log")"
 	R=${HWM# }
+	if [ "$R" = 0.00 ]; then
+		bench_note "B5 run $RUN_NO: smtd's VmHWM could not be read; its log ends: $(tail -2 "$W/b5.log" | tr '\n' ' ')"
+		R=-
+	fi
 }
 
 # b5_hosts MIB: 3 hosts x 8 ranks; R = every host's smtd's peak VmHWM

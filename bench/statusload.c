@@ -7,7 +7,9 @@
  *
  * A request the daemon refuses (503: too many connections) or a connection
  * it closes is retried on a new connection; the retry counts in the
- * request's latency and in `retries`.  Prints one line:
+ * request's latency and in `retries`.  Once the socket is gone (the daemon
+ * ended: no such file, or nobody listening), every request left fails at
+ * once.  Prints one line:
  *   ok=N failed=N retries=N refused=N secs=S rps=R p50_ms=X p99_ms=Y max_ms=Z
  * and exits 0 when every request was answered 200.
  */
@@ -33,6 +35,8 @@ struct worker {
 static const char *sock_path;
 static char request[256];
 static size_t request_len;
+/* The daemon is gone: set by the first client that finds it so. */
+static volatile int gone;
 
 static double now(void)
 {
@@ -50,6 +54,8 @@ static int dial(void)
 		return -1;
 	snprintf(un.sun_path, sizeof(un.sun_path), "%s", sock_path);
 	if (connect(fd, (struct sockaddr *)&un, sizeof(un)) < 0) {
+		if (errno == ENOENT || errno == ECONNREFUSED)
+			gone = 1;
 		close(fd);
 		return -1;
 	}
@@ -124,7 +130,7 @@ static void *run(void *arg)
 			if (fd >= 0)
 				close(fd);
 			fd = -1;
-			if (++tries > 1000)
+			if (gone || ++tries > 1000)
 				break;
 			w->retries++;
 			/* A refused client backs off a little, as a real one would. */
