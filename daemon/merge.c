@@ -15,6 +15,7 @@ struct smt_merge {
 	void *arg;
 	struct smt_merge_src *lock;
 	uint64_t lock_active;      /* uv_now of the holder's last piece */
+	int sink_full;             /* the sink refused since then */
 	struct smt_record lock_rec; /* its rank and stream, to end its line */
 	const char *lock_host;
 	struct smt_merge_src *head, *tail;   /* sources waiting, in order */
@@ -68,6 +69,8 @@ int smt_merge_offer(struct smt_merge *m, struct smt_merge_src *src, const struct
 		    const char *host)
 {
 	if (!smt_merge_can_take(m, src)) {
+		if (!m->lock || m->lock == src)
+			m->sink_full = 1;
 		wait_for(m, src);
 		return -EAGAIN;
 	}
@@ -117,8 +120,10 @@ static void on_cut(uv_timer_t *t)
 		uv_timer_start(&m->cut_timer, on_cut, m->cut_ms - idle, 0);
 		return;
 	}
-	if (!m->sink.room(m->arg))
+	if (!m->sink.room(m->arg)) {
+		m->sink_full = 1;
 		return;  /* nothing moves anyway; smt_merge_wake re-arms */
+	}
 	m->lock_rec.flags = SMT_REC_LAST | SMT_REC_CUT;
 	m->sink.put(m->arg, &m->lock_rec, m->lock_host);
 	holder->cut = 1;
@@ -143,6 +148,8 @@ static void on_idle(uv_idle_t *h)
 	struct smt_merge_src *stop = m->tail;
 
 	uv_idle_stop(h);
+	if (m->head && !m->sink.room(m->arg))
+		m->sink_full = 1;
 	while (m->head && m->sink.room(m->arg)) {
 		struct smt_merge_src *src = m->head;
 		int last = src == stop;
@@ -166,6 +173,15 @@ static void on_idle(uv_idle_t *h)
 
 void smt_merge_wake(struct smt_merge *m)
 {
+	if (m->sink_full && m->sink.room(m->arg)) {
+		/* While the sink was full the holder's next piece could not
+		 * be taken, and upstream of a slow reader its rank was not
+		 * even read: that time is not the line's idleness.  Only an
+		 * idle holder keeps the sink roomy, so this cannot put a cut
+		 * off for ever. */
+		m->sink_full = 0;
+		m->lock_active = uv_now(m->idle.loop);
+	}
 	if (m->head && !m->closing) {
 		uv_idle_start(&m->idle, on_idle);
 		if (m->lock)

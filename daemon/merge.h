@@ -18,7 +18,8 @@
  * every record is an object of its own.
  *
  * The one exception, so that the rule can never deadlock a job: a line
- * whose source gave no piece for CUT_MS while other sources wait
+ * whose source gave no piece for CUT_MS while other sources wait (time
+ * the sink was full does not count: the piece could not have been taken)
  * is ended there (an empty last piece goes to the sink), and the rest of
  * it, when it comes, starts a line of its own (its first piece is marked
  * SMT_REC_FIRST, so the text format tags it again).  A rank in a

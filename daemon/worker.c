@@ -224,10 +224,13 @@ static void on_leader_lost(uv_timer_t *t)
 	if (d->api)
 		smt_api_set_linger(d->api, 0);
 	smt_daemon_set_state(d, SMT_STATE_FINISHING);
+	/* The job cannot go on: the ranks get SIGTERM and the grace, but
+	 * orted, its mpirun gone, never ends by itself - it is killed as
+	 * soon as the ranks are gone (hostjob.h), not a second later. */
 	if (w->job_over)
 		conclude(d);
 	else
-		smt_hostjob_stop(d->job, SIGTERM, d->opts->grace);
+		smt_hostjob_end(d->job, SIGTERM, d->opts->grace);
 }
 
 static void worker_contact(struct smt_daemon *d)

@@ -506,11 +506,58 @@ static void test_cut_idle_line(void **state)
 	loop_close(&loop, m);
 }
 
+/* Time the sink was full is not a line's idleness: its source could not
+ * have handed over the rest (upstream of a slow reader, its rank was not
+ * even read).  A line held up by a full sink for longer than CUT_MS is
+ * not cut; its rest goes first once there is room, whole. */
+static void test_full_sink_no_cut(void **state)
+{
+	uv_loop_t loop;
+	struct sink_state st = { .room = 1 };
+	struct smt_merge *m;
+	struct tsrc a, b;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(smt_merge_new(&loop, 1, 30, &sink, &st, &m), 0);
+	src_init(&a, m, &st, 0);
+	src_init(&b, m, &st, 1);
+	add_line(&a, 3);
+	add_line(&b, 1);
+	arrive(&a, 3);          /* A has its whole line; the sink takes one piece */
+	arrive(&b, 1);
+	assert_true(a.blocked);
+	assert_true(b.blocked);
+	assert_int_equal(st.n, 1);
+	/* The sink stays full for 3 x CUT_MS. */
+	uv_update_time(&loop);
+	t0 = uv_now(&loop);
+	while (uv_now(&loop) - t0 < 90) {
+		uv_run(&loop, UV_RUN_NOWAIT);
+		uv_update_time(&loop);
+	}
+	assert_int_equal(st.n, 1);
+	/* Room again: A's line goes on, whole and first. */
+	st.room = -1;
+	smt_merge_wake(m);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	assert_int_equal(st.n, 4);
+	assert_int_equal(st.log[1].src, 0);
+	assert_int_equal(st.log[1].flags, 0);               /* A's middle piece, no cut */
+	assert_int_equal(st.log[2].src, 0);
+	assert_int_equal(st.log[2].flags, SMT_REC_LAST);
+	assert_int_equal(st.log[3].src, 1);
+	assert_int_equal(st.log[3].flags, SMT_REC_WHOLE);
+	loop_close(&loop, m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_atomic),
 		cmocka_unit_test(test_cut_idle_line),
+		cmocka_unit_test(test_full_sink_no_cut),
 		cmocka_unit_test(test_json_no_lock),
 		cmocka_unit_test(test_room_and_resume_order),
 		cmocka_unit_test(test_lock_holder_first),
