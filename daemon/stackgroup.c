@@ -1,4 +1,12 @@
-/* stackgroup.c - group ranks by stack, name the odd one(s) out. */
+/*
+ * stackgroup.c - group ranks by stack, name the odd one(s) out
+ * (stackgroup.h).
+ *
+ * Why one file of this size: the grouping (which ranks share a stack, which
+ * went quiet first) and its three renderings (the failure line's summary,
+ * the details, the JSON) read the same private groups; the renderings are
+ * what the grouping is for, and a split would export struct group.
+ */
 #include "config.h"
 
 #include <ctype.h>

@@ -1,4 +1,13 @@
-/* stacks.c - a live process's stack through gdb or eu-stack, on the loop. */
+/*
+ * stacks.c - a live process's stack through gdb or eu-stack, on the loop
+ * (stacks.h).
+ *
+ * Why one file of this size: one read is a chain of steps - Python's own
+ * dump, then eu-stack, then gdb - and which step comes next depends on why
+ * the last one failed (ptrace refused, the process gone, no symbols).  The
+ * steps, their pipes, the timer and the one finish() share one struct
+ * read; apart, each step would have to export it to the others.
+ */
 #include "config.h"
 
 #include <errno.h>

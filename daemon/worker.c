@@ -12,8 +12,13 @@
  * written here with the same exit code.
  *
  * The leader is lost when its channel is silent for --peer-timeout
- * (on_leader_lost below): the ranks here get SIGTERM and the whole grace,
- * as on a stop, and the failure names the lost leader.
+ * (on_leader_lost below): the job cannot go on, as when the leader loses a
+ * host - the ranks here get SIGTERM and the grace, orted is killed once
+ * they are gone (smt_hostjob_end) - and the failure names the lost leader.
+ *
+ * Why one file of this size: it is the worker's role table (daemon_int.h)
+ * and its private state; the contact, launch, outbox and result steps all
+ * turn on that state (seen, launched, lost, over, acked).
  */
 #include "config.h"
 
