@@ -56,13 +56,16 @@ wait_count() {
 # abort_each LAUNCHER PIDS...: SIGABRT to each rank in turn, the next once
 # the last is dead, with the launcher stopped meanwhile - as smtd does - so
 # that it neither kills the others mid-dump at the first death nor mixes
-# their dumps.
+# their dumps.  The ranks wait stopped for their turn: a rank that ran on
+# would see its peer's death first (gloo's "Connection closed by peer")
+# and be past the collective, or unwinding, when its own SIGABRT came.
 abort_each() {
 	launcher=$1
 	shift
-	kill -STOP "$launcher"
+	kill -STOP "$launcher" "$@"
 	for p in "$@"; do
 		kill -ABRT "$p"
+		kill -CONT "$p"
 		i=0
 		while [ -e "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" != Z ]; do
 			i=$((i + 1))
