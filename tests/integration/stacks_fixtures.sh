@@ -37,7 +37,7 @@ wait_lines() {
 	i=0
 	while [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -lt "$3" ]; do
 		i=$((i + 1))
-		[ $i -le $(( ${4:-60} * 10 )) ] || { cat "$1" >&2; fail "waited for $3 x '$2' in $1"; }
+		[ $i -le $(( ${4:-60} * 10 )) ] || { cat "$1" "${1%.out}.err" >&2 2>/dev/null; fail "waited for $3 x '$2' in $1"; }
 		sleep 0.1
 	done
 }
