@@ -148,7 +148,9 @@ fi
 if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torchrun; then
 	mkdir "$T/bin"
 	ln -s "$H/torchrun_wrapper.sh" "$T/bin/torchrun"
-	PATH="$T/bin:$PATH" PYTHONFAULTHANDLER=1 SMT_STALL_RANK=1 SMT_STEPS=4 \
+	# torchrun's --tee copies the ranks' lines to its own stdout, a file
+	# here: without PYTHONUNBUFFERED they sit in its buffer until it exits.
+	PATH="$T/bin:$PATH" PYTHONFAULTHANDLER=1 PYTHONUNBUFFERED=1 SMT_STALL_RANK=1 SMT_STEPS=4 \
 		MASTER_PORT=$((29600 + $$ % 300)) setsid torchrun --nnodes 1 --nproc_per_node 3 \
 		--master_port $((29600 + $$ % 300)) "$H/ddp_stall.py" > "$T/ddp.out" 2> "$T/ddp.err" &
 	launcher=$!

@@ -101,10 +101,20 @@ if [ -x "$PY" ]; then
 	fi
 	[ "$(state_of "$ppid")" = S ] || fail "the Python program was left stopped"
 
+	# gdb slowed down by 3 s in its own Python before it reads the
+	# target, so that the limits below fall inside its read whatever
+	# the machine (a fresh root's gdb read the sleeper in 0.29 s).
+	if have gdb; then
+		mkdir "$T/slowgdb"
+		printf '#!/bin/sh\nexec %s -iex "python import time; time.sleep(3)" "$@"\n' \
+			"$(command -v gdb)" > "$T/slowgdb/gdb"
+		chmod 755 "$T/slowgdb/gdb"
+	fi
+
 	# A time limit shorter than gdb needs: the exact reason, the target
 	# running on, no tool left.
 	if have gdb; then
-		"$READ" --timeout 300 --path "$T/gdbonly" "$ppid" > "$T/timeout.txt"
+		"$READ" --timeout 300 --path "$T/slowgdb" "$ppid" > "$T/timeout.txt"
 		grep -Eq "^=== $ppid reason: timed out after 300 ms \\(gdb( python)?\\)\$" "$T/timeout.txt" ||
 			fail "timeout reason: $(cat "$T/timeout.txt")"
 		sleep 0.2
@@ -112,12 +122,12 @@ if [ -x "$PY" ]; then
 		assert_no_tool_for "$ppid"
 	fi
 
-	# A process that exits while its stack is being read (gdb loads the
-	# interpreter's symbols for ~0.3 s before it attaches).
+	# A process that exits while its stack is being read (before the
+	# slowed gdb attaches).
 	if have gdb; then
 		start dying "$PY" "$PYSLEEPER"
 		dpid=$pid
-		"$READ" --kill-after 100 --path "$T/gdbonly" "$dpid" > "$T/dying.txt"
+		"$READ" --kill-after 100 --path "$T/slowgdb" "$dpid" > "$T/dying.txt"
 		assert_eq "$(head -1 "$T/dying.txt")" "=== $dpid reason: process $dpid is gone" "exit mid-read"
 		assert_no_tool_for "$dpid"
 	fi
