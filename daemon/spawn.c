@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,15 @@
 
 extern char **environ;
 
-/* Runs in the child between fork and exec: async-signal-safe calls only. */
+/*
+ * Runs in the child between fork and exec: async-signal-safe calls only.
+ * FILE is the program the parent found in the PATH of the child's own
+ * environment (execvpe() would search the daemon's), or NULL with FIND_ERR
+ * why there is none.
+ */
 static void __attribute__((noreturn))
-child_exec(const struct smt_spawn_opts *o, int errfd, const sigset_t *oldmask)
+child_exec(const struct smt_spawn_opts *o, const char *file, int find_err, int errfd,
+	   const sigset_t *oldmask)
 {
 	struct sigaction sa;
 	int err;
@@ -61,7 +68,11 @@ child_exec(const struct smt_spawn_opts *o, int errfd, const sigset_t *oldmask)
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvpe(o->argv[0], o->argv, o->envp ? o->envp : environ);
+	if (file == NULL) {
+		errno = find_err;
+		goto fail;
+	}
+	execve(file, o->argv, o->envp ? o->envp : environ);
 fail:
 	err = errno;
 	while (write(errfd, &err, sizeof(err)) < 0 && errno == EINTR)
@@ -73,12 +84,20 @@ int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
 {
 	sigset_t all, old;
 	int fds[2] = { -1, -1 };
-	int rc = 0, err = 0;
+	int rc = 0, err = 0, find_err = 0;
+	char found[PATH_MAX];
+	const char *file = found;
 	ssize_t n;
 
 	*pid = -1;
 	if (o->argv == NULL || o->argv[0] == NULL)
 		return -EINVAL;
+	/* A name with a '/' is the child's to resolve, after its chdir. */
+	if (strchr(o->argv[0], '/'))
+		file = o->argv[0];
+	else if ((find_err = -smt_spawn_find_program(o->argv[0], o->envp, NULL, found,
+						     sizeof(found))) != 0)
+		file = NULL;
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 
@@ -88,7 +107,7 @@ int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
 	sigprocmask(SIG_SETMASK, &all, &old);
 	*pid = fork();
 	if (*pid == 0)
-		child_exec(o, fds[1], &old);
+		child_exec(o, file, find_err, fds[1], &old);
 	if (*pid < 0)
 		rc = -errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);

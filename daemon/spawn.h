@@ -5,7 +5,11 @@
  * everything it starts with kill(-pgid)), default signal dispositions and
  * an empty signal mask, the given working directory, environment and
  * standard descriptors, and no other descriptor of the daemon.  argv[0] is
- * looked up in PATH; nothing passes through a shell.
+ * looked up in the PATH of the child's environment, as
+ * smt_spawn_find_program() reports it (glibc's execvpe() would search the
+ * daemon's own PATH), and run with execve(): nothing passes through a
+ * shell, not even a script without "#!" (ENOEXEC, where execvp() would
+ * hand it to /bin/sh).
  *
  * smtd never uses uv_spawn(): the reaper (reaper.h) is the only owner of
  * waitpid(), and libuv would reap its own children behind its back.
@@ -16,7 +20,7 @@
 #include <sys/types.h>
 
 struct smt_spawn_opts {
-	char *const *argv;   /* NULL-terminated; argv[0] searched in PATH */
+	char *const *argv;   /* NULL-terminated; argv[0] searched in ENVP's PATH */
 	char *const *envp;   /* NULL-terminated; NULL means the daemon's own */
 	const char *cwd;     /* NULL: keep the daemon's */
 	int stdin_fd;        /* -1: /dev/null */

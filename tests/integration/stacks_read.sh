@@ -111,6 +111,16 @@ if [ -x "$PY" ]; then
 		chmod 755 "$T/slowgdb/gdb"
 	fi
 
+	# The tools come from the PATH of the environment they are given
+	# (--path), not from the reader's own: the slowed gdb, 3 s in its
+	# Python, still runs at 2 s (execvpe() would have taken /usr/bin/gdb,
+	# done in well under a second).
+	if have gdb; then
+		"$READ" --timeout 2000 --path "$T/slowgdb" "$ppid" > "$T/envpath.txt"
+		grep -Eq "^=== $ppid reason: timed out after 2000 ms \\(gdb( python)?\\)\$" "$T/envpath.txt" ||
+			fail "the gdb of --path's PATH was not the one run: $(head -1 "$T/envpath.txt")"
+	fi
+
 	# A time limit shorter than gdb needs: the exact reason, the target
 	# running on, no tool left.
 	if have gdb; then
