@@ -3,5 +3,8 @@
 # run time (proto/smt_curl.c) by the commands that speak HTTP, so
 # dial-stdio, exec'd over ssh once per worker, never maps it.
 bin_PROGRAMS += smtctl
-smtctl_SOURCES = client/smtctl.c client/smtctl.h client/dial.c client/rank.c
+# pathsearch (and strv's smt_env_get) from daemon/: the launcher finds a
+# program exactly as smtd's spawn does.
+smtctl_SOURCES = client/smtctl.c client/smtctl.h client/dial.c client/rank.c \
+	daemon/pathsearch.c daemon/strv.c
 smtctl_LDADD = proto/libsmtproto.a $(JANSSON_LIBS)

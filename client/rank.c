@@ -62,7 +62,7 @@ static int env_int(const char *const *names, long *out)
 
 static void __attribute__((noreturn)) run_unchanged(char **cmd)
 {
-	execvp(cmd[0], cmd);
+	smtctl_exec(cmd);
 	fprintf(stderr, "smtctl rank: cannot execute %s: %s\n", cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
@@ -204,7 +204,7 @@ child(char **cmd, int out_w, int err_w, int go_r, int go_w, int status_r, int st
 	if (n != 1 || c != 'g')
 		_exit(1);
 	close(go_r);
-	execvp(cmd[0], cmd);
+	smtctl_exec(cmd);
 	err = errno;
 	while (write(status_w, &err, sizeof(err)) < 0 && errno == EINTR)
 		;

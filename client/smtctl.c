@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "pathsearch.h"
 #include "smt_curl.h"
 #include "smt_proto.h"
 #include "smtctl.h"
@@ -56,6 +58,20 @@ struct reply {
 	size_t len;
 	int too_big;
 };
+
+extern char **environ;
+
+void smtctl_exec(char **cmd)
+{
+	char path[PATH_MAX];
+	int rc = smt_path_find(cmd[0], environ, NULL, path, sizeof(path));
+
+	if (rc < 0) {
+		errno = -rc;
+		return;
+	}
+	execv(path, cmd);
+}
 
 int smtctl_connect_error(const char *path, int err)
 {
@@ -761,7 +777,7 @@ static int cmd_exec_orted(const struct ctl *ctl, int argc, char **argv)
 		if (strcmp(argv[i], "--daemonize") != 0 && strcmp(argv[i], "-daemonize") != 0)
 			cmd[n++] = argv[i];
 	cmd[n] = NULL;
-	execvp(cmd[0], cmd);
+	smtctl_exec(cmd);
 	fprintf(stderr, "smtctl: cannot execute %s: %s\n", cmd[0], strerror(errno));
 	free(cmd);
 	return errno == ENOENT ? 127 : 126;

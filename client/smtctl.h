@@ -28,4 +28,12 @@ int smtctl_rank(const char *socket, char **cmd);
 /* The message and exit code for a failed connect() to PATH with ERR. */
 int smtctl_connect_error(const char *path, int err);
 
+/*
+ * Replace this process with CMD as orted (or smtd's spawn.h) would start
+ * it: the program found in PATH (daemon/pathsearch.h), run with execv() -
+ * a file without "#!" fails with ENOEXEC instead of going to /bin/sh, as
+ * execvp() would.  Returns only on failure, with errno set; no message.
+ */
+void smtctl_exec(char **cmd);
+
 #endif

@@ -4,7 +4,8 @@
 # on purpose: whatever smtd answers, the launcher never hangs, never runs
 # the program when smtd said no, and says why in one line.
 #   1. no rank number in the environment: the program runs unchanged;
-#   2. no smtd: the program runs unchanged, one line says so;
+#   2. no smtd: the program runs unchanged, one line says so (a program
+#      without "#!" fails with ENOEXEC, never goes to /bin/sh);
 #   3. hello refused: exit 1, the program does not run;
 #   4. start refused (the connection closed after the fork): exit 1 at
 #      once, the program does not run, no child left waiting;
@@ -86,6 +87,18 @@ launch nosmtd RANK=3
 assert_eq "$rc" 7 "no smtd: the program's exit code"
 assert_eq "$(cat "$T/nosmtd.err")" "smtctl rank: cannot reach smtd at $S.ranks (No such file or directory): running $PROG unchanged; its output goes through the launching program" "no smtd: the line"
 [ -e "$T/nosmtd.ran" ] || fail "no smtd: the program did not run"
+
+# 2b. A program without "#!" is not handed to /bin/sh (execvp() would):
+# it fails as under orted, exit 126 with the exec's reason, and nothing
+# of it runs.
+printf 'touch "$MARK"\n' >"$T/noshebang"
+chmod +x "$T/noshebang"
+rc=0
+env RANK=3 MARK="$T/noshebang.ran" timeout -s KILL 10 "$SMTCTL" --socket "$S" rank -- "$T/noshebang" \
+	>"$T/noshebang.out" 2>"$T/noshebang.err" || rc=$?
+assert_eq "$rc" 126 "no #!: the launcher's exit code"
+assert_contains "$T/noshebang.err" "smtctl rank: cannot execute $T/noshebang: Exec format error" "no #!: the line"
+[ ! -e "$T/noshebang.ran" ] || fail "no #!: the program ran under a shell"
 
 # 3. Hello refused.
 fake refuse-hello
