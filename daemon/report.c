@@ -137,6 +137,29 @@ static void who(const struct smt_report *r, char *s, size_t *len, size_t cap)
 		appendf(s, len, cap, "rank %d", r->rank);
 }
 
+int smt_report_names(const char *failure, int rank, const char *host)
+{
+	char want[320];
+	size_t first, n;
+	const char *p;
+
+	if (!failure || !host || !host[0])
+		return 0;
+	n = (size_t)snprintf(want, sizeof(want), "rank %d on %s", rank, host);
+	if (n >= sizeof(want))
+		return 0;
+	first = strcspn(failure, "\n");
+	for (p = failure; (p = memmem(p, first - (size_t)(p - failure), want, n)) != NULL; p++) {
+		char next = p[n];
+
+		/* Whole words: not "rank 1" for "rank 12", nor algo-2 for algo-22. */
+		if ((p == failure || p[-1] == ' ') && (next == ' ' || next == ':' || next == '\n' ||
+						      next == '\0' || next == ','))
+			return 1;
+	}
+	return 0;
+}
+
 static void with_error_line(const struct smt_report *r, char *s, size_t *len, size_t cap)
 {
 	if (r->error_line[0]) {

@@ -113,6 +113,10 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 int smt_report_build(const struct smt_report_input *in, const struct smt_report *r,
 		     char **text, size_t *len);
 
+/* Whether the first line of FAILURE names rank RANK on HOST as the
+ * failing rank ("rank R on H", as the summary words it). */
+int smt_report_names(const char *failure, int rank, const char *host);
+
 /* Whether PROGRAM can be executed, as execvp would find it from WORKDIR
  * (NULL: the current directory) with PATH (NULL: getenv("PATH")): 0, or
  * -ENOENT, -EACCES (exists but not executable, or a directory). */

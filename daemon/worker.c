@@ -67,8 +67,11 @@ static int torchrun(const struct smt_daemon *d)
 /* ---- the end ---- */
 
 /* The leader's result, written here: its exit code, or 1 for a stop of
- * the leader's (this host did not receive the signal); a failure that
- * started here is named from this host's own knowledge. */
+ * the leader's (this host did not receive the signal).  When the rank the
+ * leader names is one of this host's, the failure is worded from this
+ * host's own knowledge (its stderr, its first error line); a rank here
+ * that failed only as a consequence (Open MPI's abort reaching it) never
+ * takes the leader's place (SPEC §10). */
 static void finish_with_result(struct smt_daemon *d, json_t *res)
 {
 	json_int_t code = json_integer_value(json_object_get(res, SMT_F_EXIT_CODE));
@@ -88,8 +91,9 @@ static void finish_with_result(struct smt_daemon *d, json_t *res)
 		smt_daemon_finish(d, SMT_STATE_SUCCEEDED, SMT_EXIT_OK, NULL);
 		return;
 	}
-	if (!d->stop_signal && d->job &&
-	    smt_ranks_first_failure(smt_hostjob_ranks(d->job), 1)) {
+	const struct smt_rank *mine = d->job ? smt_ranks_first_failure(smt_hostjob_ranks(d->job), 1)
+					     : NULL;
+	if (!d->stop_signal && mine && smt_report_names(failure, mine->rank, mine->host)) {
 		own = smt_daemon_report(d, 1, &kind);
 		(void)kind;
 	}

@@ -809,6 +809,26 @@ static int teardown(void **state)
 	return rmdir(workdir);
 }
 
+/* A worker words the failure itself only when the leader's first line
+ * names one of its ranks: whole words, the first line only. */
+static void test_names(void **state)
+{
+	const char *f = "RankFailed: rank 4 on algo-3 exited with code 1: boom\n"
+			"rank 3 on algo-2 was also there\n";
+
+	(void)state;
+	assert_true(smt_report_names(f, 4, "algo-3"));
+	assert_false(smt_report_names(f, 3, "algo-2"));      /* only in line 2 */
+	assert_false(smt_report_names(f, 4, "algo-"));
+	assert_false(smt_report_names("RankFailed: rank 14 on algo-3 exited", 4, "algo-3"));
+	assert_false(smt_report_names("RankFailed: rank 4 on algo-33 exited", 4, "algo-3"));
+	assert_true(smt_report_names("RankKilled: rank 0 on algo-1: SIGKILL", 0, "algo-1"));
+	assert_true(smt_report_names("Stalled: rank 3 on algo-2, in time.sleep", 3, "algo-2"));
+	assert_false(smt_report_names("LostHost: worker algo-3 was lost", 4, "algo-3"));
+	assert_false(smt_report_names(NULL, 4, "algo-3"));
+	assert_false(smt_report_names(f, 4, ""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_errline_pick),
 		cmocka_unit_test(test_mpimsg),
 		cmocka_unit_test(test_probe_program),
+		cmocka_unit_test(test_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
