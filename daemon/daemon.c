@@ -454,10 +454,11 @@ static json_t *launcher_env(struct smt_daemon *d)
 			json_object_set_new(dflt, name, json_string(eq + 1));
 		free(name);
 	}
-	/* A stalled job's Python ranks print their stacks when smtd aborts
-	 * them (stall.c), unless the job says otherwise. */
-	if ((d->opts->stall_timeout > 0 || d->opts->start_timeout > 0) &&
-	    !json_object_get(dflt, "PYTHONFAULTHANDLER"))
+	/* Python ranks print every thread's stack on a fatal signal: the
+	 * failure names the crashing frame (crash.h), and a stalled job's
+	 * ranks show where they waited when smtd aborts them (stall.c).
+	 * Unless the job or the image set the variable, to any value. */
+	if (!json_object_get(dflt, "PYTHONFAULTHANDLER"))
 		json_object_set_new(dflt, "PYTHONFAULTHANDLER", json_string("1"));
 	return json_pack("{s:o, s:o}", SMT_F_ENV, set, SMT_F_ENV_DEFAULT, dflt);
 }
@@ -477,7 +478,7 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 	}
 	v[k++] = (char *)smt_hostjob_mark(d->job);
 	/* As for the ranks under a launcher (launcher_env). */
-	if (!faulthandler && (d->opts->stall_timeout > 0 || d->opts->start_timeout > 0))
+	if (!faulthandler)
 		v[k++] = (char *)"PYTHONFAULTHANDLER=1";
 	return v;
 }

@@ -103,8 +103,7 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 int smt_daemon_not_job(void *arg, pid_t pid);
 double smt_daemon_now(void);
 /* The environment of the command this host launches: the plan's, the
- * job's mark, and PYTHONFAULTHANDLER=1 when stalls are watched and the
- * job did not set it.  An array to free; its strings are borrowed. */
+ * job's mark, and PYTHONFAULTHANDLER=1 when the job did not set it.  An array to free; its strings are borrowed. */
 char **smt_daemon_command_env(struct smt_daemon *d);
 /* A stopping signal (TERM, INT, HUP, QUIT)? */
 int smt_daemon_stopping_signal(int signo);
