@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -243,6 +244,7 @@ int smtctl_rank(const char *socket_path, char **cmd)
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, gop[2] = { -1, -1 }, stp[2] = { -1, -1 };
 	long rank = -1, local = -1;
 	int fd, rc, wstatus, exec_err = 0;
+	struct rusage ru;
 	json_t *answer;
 	pid_t pid;
 	ssize_t n;
@@ -327,7 +329,11 @@ int smtctl_rank(const char *socket_path, char **cmd)
 	for (;;) {
 		siginfo_t si;
 		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0) {
+		memset(&ru, 0, sizeof(ru));
+		/* The system call, not glibc's waitid: only it gives the rusage
+		 * (the peak memory a rank killed for memory had), which Linux
+		 * fills in with WNOWAIT too. */
+		if (syscall(SYS_waitid, P_PID, (id_t)pid, &si, WEXITED | WNOWAIT, &ru) == 0) {
 			wstatus = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0)
 							   : W_EXITCODE(0, si.si_status);
 			break;
@@ -347,8 +353,9 @@ int smtctl_rank(const char *socket_path, char **cmd)
 		send_msg(fd, json_pack("{s:s, s:i, s:I}", SMT_F_OP, "exit", SMT_F_EXEC_ERRNO, exec_err,
 				       SMT_F_END_MS, end_ms), NULL, 0);
 	} else {
-		send_msg(fd, json_pack("{s:s, s:i, s:I}", SMT_F_OP, "exit", SMT_F_STATUS, wstatus,
-				       SMT_F_END_MS, end_ms), NULL, 0);
+		send_msg(fd, json_pack("{s:s, s:i, s:I, s:I}", SMT_F_OP, "exit", SMT_F_STATUS, wstatus,
+				       SMT_F_END_MS, end_ms, SMT_F_MAXRSS_KB, (json_int_t)ru.ru_maxrss),
+			 NULL, 0);
 	}
 	close(fd);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)

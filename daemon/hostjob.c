@@ -467,6 +467,10 @@ static void rank_end_at(struct smt_hostjob *hj, struct rankproc *p, int wstatus,
 	p->w = NULL;
 	if (k) {
 		smt_ranks_ended(hj->ranks, k, p->status, when);
+		/* What only this host can tell, now: /dev/shm, the OOM count. */
+		if (k->signo)
+			smt_crash_probe(&k->crash, k->signo, k->oom_base, "/proc", "/sys/fs/cgroup",
+					"/dev/shm");
 		if (p->status < 0)
 			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank, (int)p->pid);
 		else if (WIFSIGNALED(p->status))
@@ -593,6 +597,8 @@ static void rankd_started(void *ctx, int rank, pid_t pid, unsigned long long sta
 	k->pid = pid;
 	k->start_time = now_s();
 	k->state = SMT_RANK_RUNNING;
+	/* An OOM kill counted after this is one the rank may have died of. */
+	k->oom_base = smt_crash_oom_count("/proc", "/sys/fs/cgroup");
 	smt_jobtree_add(hj->tree, pid);
 	if (smt_pidwatch_start(hj->cfg.loop, pid, start, on_rank_gone, hj, &p->w) < 0)
 		p->w = NULL;
@@ -600,7 +606,8 @@ static void rankd_started(void *ctx, int rank, pid_t pid, unsigned long long sta
 	changed(hj);
 }
 
-static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno, int64_t end_ms)
+static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno, int64_t end_ms,
+			 long long maxrss_kb)
 {
 	struct smt_hostjob *hj = ctx;
 	struct rankproc *p = proc_of(hj, rank);
@@ -608,6 +615,8 @@ static void rankd_exited(void *ctx, int rank, int wstatus, int exec_errno, int64
 
 	if (!p)
 		return;
+	if (k && maxrss_kb > 0)
+		k->crash.mem_kb = maxrss_kb;
 	if (exec_errno && k) {
 		k->exec_errno = exec_errno;
 		wstatus = (exec_errno == ENOENT ? 127 : 126) << 8;

@@ -192,7 +192,8 @@ static void on_exit_msg(struct conn *c, json_t *msg)
 	c->phase = P_DONE;
 	rd->ops->exited(rd->ctx, c->rank, json_is_integer(status) ? (int)json_integer_value(status) : -1,
 			json_is_integer(e) ? (int)json_integer_value(e) : 0,
-			json_integer_value(json_object_get(msg, SMT_F_END_MS)));
+			json_integer_value(json_object_get(msg, SMT_F_END_MS)),
+			json_integer_value(json_object_get(msg, SMT_F_MAXRSS_KB)));
 	conn_close(c);
 }
 

@@ -18,7 +18,7 @@
  *                                                 child: pidfd, start time
  *                                           <-    {"ok":true}
  *   the child execs the program; the launcher waits for it
- *   {"op":"exit","status":W}                ->    (or "exec_errno":E)
+ *   {"op":"exit","status":W,"maxrss_kb":M}  ->    (or "exec_errno":E)
  *
  * A refusal is {"ok":false,"error":"..."}.  The peer must be uid 0 or
  * smtd's own (SO_PEERCRED) and, as the caller's ADMIT decides, part of the
@@ -54,8 +54,10 @@ struct smt_rankd_ops {
 	void (*started)(void *ctx, int rank, pid_t pid, unsigned long long start);
 	/* The launcher says how RANK's program ended: WSTATUS as waitpid
 	 * gives it, or EXEC_ERRNO when it could not be executed; END_MS when
-	 * (this host's clock, 0 unknown). */
-	void (*exited)(void *ctx, int rank, int wstatus, int exec_errno, int64_t end_ms);
+	 * (this host's clock, 0 unknown); MAXRSS_KB its peak memory (the
+	 * ru_maxrss of its wait, 0 unknown). */
+	void (*exited)(void *ctx, int rank, int wstatus, int exec_errno, int64_t end_ms,
+		       long long maxrss_kb);
 	/* RANK's launcher went away (its connection closed). */
 	void (*hangup)(void *ctx, int rank);
 };

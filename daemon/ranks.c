@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "errline.h"
+#include "pystack.h"
 #include "ranks.h"
 #include "smt_proto.h"
 #include "textesc.h"
@@ -62,6 +63,7 @@ static void rank_free(struct smt_rank *k)
 		free(*p);
 	free(k->tail);
 	smt_ring_free(&k->stderr_tail);
+	smt_pystack_free(k->dump);
 	free(k->keep[0]);
 	free(k->keep[1]);
 	free(k);
@@ -108,6 +110,7 @@ struct smt_rank *smt_ranks_get(struct smt_ranks *t, int rank, const char *host, 
 		return NULL;
 	k->rank = rank;
 	k->exit_code = -1;
+	k->oom_base = -1;
 	k->local = host == NULL;
 	k->host = host ? intern(t, host) : t->hosts[0];
 	if (!k->host) {
@@ -145,6 +148,43 @@ const char *smt_ranks_host(const struct smt_ranks *t, int rank)
 	const struct smt_rank *k = smt_ranks_find(t, rank);
 
 	return k ? k->host : NULL;
+}
+
+/* A dump of a fatal signal bounded like the stderr tail's bytes twice:
+ * only what fits in the failure file's first 1024 bytes is ever shown. */
+#define DUMP_MAX (2 * SMT_RANK_TAIL_BYTES)
+#define FATAL_PREFIX "Fatal Python error: "
+
+/* Python's faulthandler dump on a fatal signal starts with FATAL_PREFIX;
+ * the recogniser exists only from then on, so a rank that never crashes
+ * costs nothing. */
+static void watch_dump(struct smt_rank *k, const char *p, size_t n)
+{
+	size_t fl = sizeof(FATAL_PREFIX) - 1;
+
+	if (!k->dump && n >= fl && !memcmp(p, FATAL_PREFIX, fl) &&
+	    smt_pystack_new(DUMP_MAX, &k->dump) < 0)
+		k->dump = NULL;
+	if (k->dump)
+		smt_pystack_feed(k->dump, p, n);
+}
+
+void smt_ranks_crash(const struct smt_rank *k, struct smt_crash *out)
+{
+	size_t len;
+	const char *text = k->dump ? smt_pystack_text(k->dump, &len) : NULL;
+
+	*out = k->crash;
+	if (text)
+		smt_crash_where(text, len, out->where);
+}
+
+char *smt_ranks_dump(const struct smt_rank *k)
+{
+	size_t len;
+	const char *text = k->dump ? smt_pystack_text(k->dump, &len) : NULL;
+
+	return text ? smt_crash_dump_order(text, len) : NULL;
 }
 
 /* Keep the head of a line that arrives in pieces. */
@@ -199,6 +239,7 @@ void smt_ranks_account(struct smt_ranks *t, const struct smt_record *r, const ch
 	*kept_len = n;
 	if (k->local && s) {
 		smt_ring_push(&k->stderr_tail, p, n, *truncated, r->rank, s, r->ms);
+		watch_dump(k, p, n);
 		if (!k->error_line && smt_errline_score(p, n) >= 2) {
 			size_t fl = n < SMT_FIRST_ERROR_MAX ? n : SMT_FIRST_ERROR_MAX;
 			k->error_line = strndup(p, fl);
@@ -289,6 +330,12 @@ static json_t *rank_json(const struct smt_rank *k, double now)
 				 !k->signo, line);
 		json_object_set_new(o, SMT_F_ERROR_LINE, json_string(line));
 	}
+	if (k->state == SMT_RANK_EXITED && k->signo) {
+		struct smt_crash c;
+
+		smt_ranks_crash(k, &c);
+		smt_crash_to_json(&c, o);
+	}
 	return o;
 }
 
@@ -303,6 +350,23 @@ static int tail_entry(void *arg, const struct smt_ring_entry *e, const char *lin
 		json_array_append_new(arg, json_stringn(clean, len));
 	free(clean);
 	return 0;
+}
+
+/* A dump's lines into the array TAIL, as the stderr tail would be: a
+ * crashed rank's tail is its dump (the failure file shows it). */
+static void dump_lines(const char *dump, json_t *tail)
+{
+	size_t i = 0;
+
+	for (const char *p = dump; *p && i < SMT_RANK_TAIL_LINES; i++) {
+		size_t n = strcspn(p, "\n"), len;
+		char *clean = smt_utf8_sanitize(p, n, &len, NULL);
+
+		if (clean)
+			json_array_append_new(tail, json_stringn(clean, len));
+		free(clean);
+		p += n + (p[n] == '\n');
+	}
 }
 
 json_t *smt_ranks_json(const struct smt_ranks *t, int local_only, double now)
@@ -320,11 +384,15 @@ json_t *smt_ranks_json(const struct smt_ranks *t, int local_only, double now)
 		o = rank_json(k, now);
 		if (o && k->state == SMT_RANK_EXITED && (k->exit_code > 0 || k->signo)) {
 			json_t *tail = json_array();
-			if (k->local)
+			char *dump = k->local ? smt_ranks_dump(k) : NULL;
+			if (dump)
+				dump_lines(dump, tail);
+			else if (k->local)
 				smt_ring_foreach(&k->stderr_tail, 0, tail_entry, tail);
 			else
 				for (char **p = k->tail; p && *p; p++)
 					json_array_append_new(tail, json_string(*p));
+			free(dump);
 			json_object_set_new(o, SMT_F_TAIL, tail);
 		}
 		if (!o || json_array_append_new(a, o) < 0) {
@@ -400,6 +468,7 @@ int smt_ranks_merge_remote(struct smt_ranks *t, const char *host, json_t *ranks)
 			free(k->error_line);
 			k->error_line = strdup(el);
 		}
+		smt_crash_from_json(&k->crash, o);
 		json_t *tail = json_object_get(o, SMT_F_TAIL);
 		if (json_is_array(tail)) {
 			for (char **p = k->tail; p && *p; p++)

@@ -8,8 +8,9 @@
  * report them (smt_ranks_merge_remote).  /v1/status, /metrics, the stall
  * watchdog and the failure report read it; nothing here does I/O.
  *
- * Per local rank the table keeps its stderr's last lines and the first line
- * that looks like an error (for the failure report), counts lines and
+ * Per local rank the table keeps its stderr's last lines, the first line
+ * that looks like an error and the Python faulthandler dump that begins
+ * with "Fatal Python error: " (for the failure report), counts lines and
  * bytes, and the time of its last line and last progress line.
  */
 #ifndef SMT_RANKS_H
@@ -19,8 +20,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "crash.h"
 #include "record.h"
 #include "ring.h"
+
+struct smt_pystack;
 
 /* A rank's stderr tail (for the failure report): lines and bytes. */
 #define SMT_RANK_TAIL_LINES 64
@@ -56,6 +60,12 @@ struct smt_rank {
 	char *error_line;        /* the first line that looks like an error */
 	char **tail;             /* a remote rank's last error lines, as reported */
 	struct smt_ring stderr_tail; /* a local rank's */
+	/* How it died (crash.h): a local rank's facts are its host's, a
+	 * remote one's as reported; CRASH.where of a local rank is read from
+	 * DUMP (smt_ranks_crash). */
+	struct smt_crash crash;
+	struct smt_pystack *dump; /* a local rank's faulthandler dump, or NULL */
+	long oom_base;           /* the OOM count at its start (-1 unknown) */
 	/* The head of a long line in progress, per stream (local and, on the
 	 * leader, remote). */
 	char *keep[2];
@@ -96,6 +106,12 @@ void smt_ranks_account(struct smt_ranks *t, const struct smt_record *r, const ch
 
 /* The end of a rank: WSTATUS as waitpid gives it, or -1 when unknown. */
 void smt_ranks_ended(struct smt_ranks *t, struct smt_rank *k, int wstatus, double when);
+
+/* K's crash facts with its crash site (a local rank's from its dump). */
+void smt_ranks_crash(const struct smt_rank *k, struct smt_crash *out);
+/* A local rank's faulthandler dump, crashing thread first
+ * (smt_crash_dump_order), malloc'ed; NULL when it wrote none. */
+char *smt_ranks_dump(const struct smt_rank *k);
 
 /* Ranks as /v1/status shows them (LOCAL_ONLY: this host's), NOW epoch s. */
 json_t *smt_ranks_json(const struct smt_ranks *t, int local_only, double now);

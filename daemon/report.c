@@ -160,6 +160,83 @@ int smt_report_names(const char *failure, int rank, const char *host)
 	return 0;
 }
 
+/* "64 MiB", "1.5 GiB", "512 KiB". */
+static void size_words(long long bytes, char *out, size_t size)
+{
+	if (bytes >= 1024LL * 1024 * 1024 * 10 || (bytes >= 1024LL * 1024 * 1024 &&
+						    bytes % (1024LL * 1024 * 1024) == 0))
+		snprintf(out, size, "%lld GiB", (bytes + 512LL * 1024 * 1024) >> 30);
+	else if (bytes >= 1024LL * 1024 * 1024)
+		snprintf(out, size, "%.1f GiB", (double)bytes / (1024.0 * 1024 * 1024));
+	else if (bytes >= 1024 * 1024)
+		snprintf(out, size, "%lld MiB", (bytes + 512 * 1024) >> 20);
+	else
+		snprintf(out, size, "%lld KiB", (bytes + 512) >> 10);
+}
+
+/* What a killed rank's host saw at its death, after "was killed by SIGX"
+ * (crash.h): where its Python code was, what memory it had against which
+ * limit, how full /dev/shm was, or that someone outside the job sent the
+ * SIGKILL (the rank table never names a rank smtd signalled first). */
+static void death_words(const struct smt_crash *c, int signo, int oom, char *s, size_t *len,
+			size_t cap)
+{
+	char a[32], b[32];
+
+	if (oom) {
+		append_str(s, len, cap, " (the kernel's OOM killer)");
+		if (c->mem_kb > 0) {
+			size_words(c->mem_kb * 1024, a, sizeof(a));
+			appendf(s, len, cap, " with %s in use", a);
+		}
+		if (c->limit_bytes > 0) {
+			size_words(c->limit_bytes, b, sizeof(b));
+			appendf(s, len, cap, "%s the limit %s (%s)", c->mem_kb > 0 ? " of" : ":", b,
+				c->limit_cgroup ? "the memory cgroup's" : "the host's memory");
+		}
+		return;
+	}
+	if (signo == SIGKILL)
+		append_str(s, len, cap, " from another process (not smtd, no OOM kill recorded)");
+	if (c->where[0]) {
+		append_str(s, len, cap, " in ");
+		append_str(s, len, cap, c->where);
+	}
+	if (signo == SIGBUS && smt_crash_shm_tight(c)) {
+		size_words(c->shm_size, a, sizeof(a));
+		appendf(s, len, cap, "; /dev/shm is %s, %lld %% used (PyTorch DataLoader workers "
+			"need more: --shm-size)", a, (c->shm_used * 100 + c->shm_size / 2) / c->shm_size);
+	}
+}
+
+/* "KIND: rank R on H was killed by SIGX ..." for rank K (NULL: not in the
+ * table) killed by SIGNO.  Returns whether the Python frame was named: then
+ * the error line would only repeat the dump's first line. */
+static int killed(struct smt_report *r, const struct smt_report_input *in,
+		  const struct smt_rank *k, int signo, char *s, size_t *len, size_t cap)
+{
+	struct smt_crash c = { 0 };
+	char sig[32];
+	int oom;
+
+	if (k)
+		smt_ranks_crash(k, &c);
+	oom = signo == SIGKILL && (c.oom || (in->oom_kill && (!k || k->local)));
+	r->kind = oom ? SMT_FAIL_OOM : SMT_FAIL_RANK_KILLED;
+	r->signal = signo;
+	appendf(s, len, cap, "%s: ", smt_failure_kind_name(r->kind));
+	who(r, s, len, cap);
+	signame(signo, sig, sizeof(sig));
+	appendf(s, len, cap, " was killed by %s", sig);
+	/* Only a rank of the table has its host's facts (a SIGKILL named by
+	 * mpirun alone may be smtd's own). */
+	if (k)
+		death_words(&c, signo, oom, s, len, cap);
+	else if (oom)
+		append_str(s, len, cap, " (the kernel's OOM killer)");
+	return c.where[0] != '\0';
+}
+
 static void with_error_line(const struct smt_report *r, char *s, size_t *len, size_t cap)
 {
 	if (r->error_line[0]) {
@@ -220,7 +297,6 @@ static int rank_failure(struct smt_report *r, const struct smt_report_input *in,
 {
 	const struct smt_rank *k = in->ranks ? smt_ranks_first_failure(in->ranks, in->local_only)
 					     : NULL;
-	char sig[32];
 
 	if (!k)
 		return 0;
@@ -235,13 +311,8 @@ static int rank_failure(struct smt_report *r, const struct smt_report_input *in,
 		return 1;
 	}
 	if (k->signo) {
-		r->kind = in->oom_kill && k->signo == SIGKILL ? SMT_FAIL_OOM : SMT_FAIL_RANK_KILLED;
-		r->signal = k->signo;
-		appendf(s, len, cap, "%s: ", smt_failure_kind_name(r->kind));
-		who(r, s, len, cap);
-		signame(k->signo, sig, sizeof(sig));
-		appendf(s, len, cap, " was killed by %s%s", sig,
-			r->kind == SMT_FAIL_OOM ? " (the kernel's OOM killer)" : "");
+		if (killed(r, in, k, k->signo, s, len, cap))
+			return 1;
 	} else {
 		r->kind = SMT_FAIL_RANK_FAILED;
 		r->exit_code = k->exit_code;
@@ -258,7 +329,6 @@ static int rank_failure(struct smt_report *r, const struct smt_report_input *in,
 static int mpirun_failure(struct smt_report *r, const struct smt_report_input *in,
 			  const struct smt_mpimsg_facts *f, char *s, size_t *len, size_t cap)
 {
-	char sig[32];
 
 	switch (f->kind) {
 	case SMT_MPIMSG_EXIT_CODE:
@@ -266,12 +336,8 @@ static int mpirun_failure(struct smt_report *r, const struct smt_report_input *i
 	case SMT_MPIMSG_IMPROPER:
 		take_rank(r, in, f->rank, f->node, f->kind != SMT_MPIMSG_SIGNAL && !f->signo);
 		if (f->kind == SMT_MPIMSG_EXIT_CODE && f->signo) {
-			r->kind = SMT_FAIL_RANK_KILLED;
-			r->signal = f->signo;
-			append_str(s, len, cap, "RankKilled: ");
-			who(r, s, len, cap);
-			signame(f->signo, sig, sizeof(sig));
-			appendf(s, len, cap, " was killed by %s", sig);
+			if (killed(r, in, rank_of(in, f->rank), f->signo, s, len, cap))
+				return 1;
 			break;
 		}
 		r->kind = SMT_FAIL_RANK_FAILED;
@@ -288,12 +354,8 @@ static int mpirun_failure(struct smt_report *r, const struct smt_report_input *i
 		break;
 	case SMT_MPIMSG_SIGNAL:
 		take_rank(r, in, f->rank, f->node, 0);
-		r->kind = SMT_FAIL_RANK_KILLED;
-		r->signal = f->signo;
-		append_str(s, len, cap, "RankKilled: ");
-		who(r, s, len, cap);
-		signame(f->signo, sig, sizeof(sig));
-		appendf(s, len, cap, " was killed by %s", sig);
+		if (killed(r, in, rank_of(in, f->rank), f->signo, s, len, cap))
+			return 1;
 		break;
 	case SMT_MPIMSG_EXEC: {
 		const char *exe = f->exe[0] ? f->exe : in->program ? in->program : "the program";
@@ -385,12 +447,8 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 		/* A standalone program is rank 0 itself. */
 		take_rank(r, in, 0, NULL, !in->term_signal);
 		if (in->term_signal) {
-			r->kind = SMT_FAIL_RANK_KILLED;
-			r->signal = in->term_signal;
-			append_str(s, &len, cap, "RankKilled: ");
-			who(r, s, &len, cap);
-			signame(in->term_signal, sig, sizeof(sig));
-			appendf(s, &len, cap, " was killed by %s", sig);
+			if (killed(r, in, rank_of(in, 0), in->term_signal, s, &len, cap))
+				return;
 		} else {
 			r->kind = SMT_FAIL_RANK_FAILED;
 			r->exit_code = in->exit_code;
@@ -472,9 +530,9 @@ int smt_report_build(const struct smt_report_input *in, const struct smt_report 
 {
 	struct smt_report *mine = NULL;
 	struct lines l = { 0 };
-	char *t = NULL;
+	char *t = NULL, *dump = NULL;
 	size_t tl = 0, room, first;
-	int err = -ENOMEM;
+	int err = -ENOMEM, from_start = 0;
 
 	if (!r) {
 		mine = malloc(sizeof(*mine));
@@ -494,10 +552,18 @@ int smt_report_build(const struct smt_report_input *in, const struct smt_report 
 	    r->kind != SMT_FAIL_NOT_EXECUTABLE) {
 		const struct smt_rank *k = r->rank >= 0 ? rank_of(in, r->rank) : NULL;
 
-		if (k && k->local) {
+		/* A crashed Python rank's dump (its worker sends it as the
+		 * tail) shows from its start: the error, the crashing thread. */
+		if (k && k->local && r->signal && (dump = smt_ranks_dump(k)) != NULL) {
+			from_start = 1;
+			for (const char *p = dump; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+				if (add_line(&l, p, strcspn(p, "\n")) < 0)
+					goto out;
+		} else if (k && k->local) {
 			if (smt_ring_foreach(&k->stderr_tail, 0, collect_entry, &l) < 0)
 				goto out;
 		} else if (k && k->tail) {
+			from_start = r->signal && k->crash.where[0];
 			for (char **p = k->tail; *p; p++)
 				if (add_line(&l, *p, strlen(*p)) < 0)
 					goto out;
@@ -515,7 +581,11 @@ int smt_report_build(const struct smt_report_input *in, const struct smt_report 
 		used += l.len[first - 1] + 1;
 	if (first == l.n && l.n > 0)
 		first = l.n - 1;
+	if (from_start)
+		first = 0;
 	for (size_t i = first; i < l.n && tl < SMT_REPORT_SHOWN - 1; i++) {
+		if (from_start && i > 0 && tl + l.len[i] + 1 > SMT_REPORT_SHOWN - 1)
+			break;
 		append_report_line(t, &tl, SMT_REPORT_SHOWN - 1, l.line[i], l.len[i]);
 		t[tl++] = '\n';
 		t[tl] = '\0';
@@ -530,6 +600,7 @@ out:
 	free(l.line);
 	free(l.len);
 	free(t);
+	free(dump);
 	free(mine);
 	return err;
 }

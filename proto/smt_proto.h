@@ -113,6 +113,15 @@
 #define SMT_F_EXEC_ERRNO   "exec_errno"
 #define SMT_F_ERROR_LINE   "error_line"
 #define SMT_F_TAIL         "tail"
+/* How a rank died, as its host saw it (daemon/crash.h); "maxrss_kb" also
+ * in the launcher's exit message. */
+#define SMT_F_CRASH_WHERE  "died_in"
+#define SMT_F_OOM          "oom"
+#define SMT_F_MAXRSS_KB    "maxrss_kb"
+#define SMT_F_MEM_LIMIT    "mem_limit"
+#define SMT_F_MEM_LIMIT_OF "mem_limit_of"
+#define SMT_F_SHM_SIZE     "shm_size"
+#define SMT_F_SHM_USED     "shm_used"
 /* The rank launcher's protocol (daemon/rankd.h). */
 #define SMT_F_OP           "op"
 #define SMT_F_OK           "ok"

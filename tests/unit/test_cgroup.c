@@ -115,6 +115,40 @@ static void test_none(void **state)
 	assert_int_equal(smt_cgroup_oom_kills(sys, self, &n), -ENOENT);
 }
 
+/* The limit that applies is the smallest of the cgroup's and its
+ * ancestors'; "max" and v1's huge "no limit" are none. */
+static void test_memory_limit(void **state)
+{
+	char sys[300], self[300];
+	long long b = -1;
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	snprintf(self, sizeof(self), "%s/self", dir);
+	put("sys/memory.max", "max\n");
+	put("sys/job/memory.max", "268435456\n");
+	put("sys/job/a/memory.max", "max\n");
+	put("sys/job/a/b/memory.max", "536870912\n");
+	put("self", "0::/job/a/b\n");
+	assert_int_equal(smt_cgroup_memory_limit(sys, self, &b), 0);
+	assert_int_equal(b, 268435456);
+	put("self", "0::/\n");
+	assert_int_equal(smt_cgroup_memory_limit(sys, self, &b), 0);
+	assert_int_equal(b, 0);
+	/* v1, seen from inside: the path is outside the mount's view. */
+	put("v1/memory/memory.limit_in_bytes", "9223372036854771712\n");
+	put("v1/memory/process_api/x/memory.limit_in_bytes", "67108864\n");
+	snprintf(sys, sizeof(sys), "%s/v1", dir);
+	snprintf(self, sizeof(self), "%s/cg", dir);
+	put("cg", "4:memory:/process_api/x\n0::/\n");
+	assert_int_equal(smt_cgroup_memory_limit(sys, self, &b), 0);
+	assert_int_equal(b, 67108864);
+	put("cg", "4:memory:/elsewhere\n");
+	assert_int_equal(smt_cgroup_memory_limit(sys, self, &b), 0);
+	assert_int_equal(b, 0);
+	put("cg", "1:cpu:/\n");
+	assert_int_equal(smt_cgroup_memory_limit(sys, self, &b), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -122,6 +156,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v2_namespaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_limit, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

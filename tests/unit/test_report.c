@@ -257,7 +257,8 @@ static void test_signals(void **state)
 	expect_case("segv", 2, "./mpi_job", 0, SMT_FAIL_RANK_KILLED,
 		    "RankKilled: rank 1 on vm was killed by SIGSEGV: Signal: Segmentation fault (11)");
 	expect_case("sigkill", 2, "./mpi_job", 0, SMT_FAIL_RANK_KILLED,
-		    "RankKilled: rank 1 on vm was killed by SIGKILL");
+		    "RankKilled: rank 1 on vm was killed by SIGKILL from another process (not smtd, "
+		    "no OOM kill recorded)");
 	expect_case("sigkill", 2, "./mpi_job", 1, SMT_FAIL_OOM,
 		    "OutOfMemory: rank 1 on vm was killed by SIGKILL (the kernel's OOM killer)");
 	/* The OOM killer took something else of the job: no rank failed. */
@@ -458,6 +459,170 @@ static void test_remote_rank(void **state)
 	in.local_only = 1;
 	free(expect(&in, SMT_FAIL_JOB_FAILED, "JobFailed: mpirun exited with code 1", NULL));
 	unload(&k);
+}
+
+/* ---- how a rank died, as its host saw it (crash.h) ---- */
+
+static const char segv_dump[] =
+	"step 1\n"
+	"Fatal Python error: Segmentation fault\n"
+	"\n"
+	"Thread 0x00007f86b4aa16c0 (most recent call first):\n"
+	"  File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n"
+	"  File \"/opt/ml/code/prefetch.py\", line 5 in other\n"
+	"\n"
+	"Current thread 0x00007f86b4d9a040 (most recent call first):\n"
+	"  File \"/usr/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n"
+	"  File \"/opt/ml/code/train.py\", line 8 in load_batch\n"
+	"  File \"/opt/ml/code/train.py\", line 12 in <module>\n";
+
+/* Rank RANK of a table for HOST, killed by SIGNO after writing ERR. */
+static struct smt_ranks *crashed(const char *host, int rank, int signo, const char *err)
+{
+	struct smt_ranks *t;
+	struct smt_rank *k;
+
+	assert_int_equal(smt_ranks_new(host, &t), 0);
+	for (int r = 0; r <= rank; r++) {
+		k = smt_ranks_get(t, r, NULL, 1);
+		k->state = SMT_RANK_RUNNING;
+	}
+	account(t, rank, 1, err, strlen(err));
+	smt_ranks_ended(t, k, signo, (double)(T0 + 1000) / 1000.0);
+	return t;
+}
+
+static char *expect_ranks(struct smt_ranks *t, const char *host, enum smt_failure_kind kind,
+			  const char *summary)
+{
+	struct smt_report_input in = { .current_host = host, .command = "mpirun", .exit_code = 1,
+				       .program = "python3", .ranks = t };
+
+	return expect(&in, kind, summary, NULL);
+}
+
+/* The leader's table after HOST's worker reported the ranks of T. */
+static struct smt_ranks *as_leader(struct smt_ranks *t, const char *host)
+{
+	struct smt_ranks *l;
+	json_t *a = smt_ranks_json(t, 1, 0);
+
+	assert_int_equal(smt_ranks_new("algo-1", &l), 0);
+	assert_int_equal(smt_ranks_merge_remote(l, host, a), smt_ranks_local(t));
+	json_decref(a);
+	return l;
+}
+
+static void test_crash_frame(void **state)
+{
+	static const char want[] =
+		"RankKilled: rank 3 on algo-2 was killed by SIGSEGV in load_batch (train.py:8)";
+	struct smt_ranks *t = crashed("algo-2", 3, SIGSEGV, segv_dump), *l;
+	char *text;
+
+	(void)state;
+	text = expect_ranks(t, "algo-2", SMT_FAIL_RANK_KILLED, want);
+	/* The rest is the dump, the crashing thread first. */
+	assert_non_null(strstr(text, "\nFatal Python error: Segmentation fault\n\nCurrent thread "
+				     "0x00007f86b4d9a040 (most recent call first):\n  File "
+				     "\"/usr/lib/python3.11/ctypes/__init__.py\", line 519 in string_at\n"));
+	assert_non_null(strstr(text, "line 12 in <module>\n\nThread 0x00007f86b4aa16c0"));
+	assert_null(strstr(text, "step 1"));
+	free(text);
+	/* The leader (and every worker) words it the same from the report. */
+	l = as_leader(t, "algo-2");
+	text = expect_ranks(l, "algo-1", SMT_FAIL_RANK_KILLED, want);
+	assert_non_null(strstr(text, "\nFatal Python error: Segmentation fault\n\nCurrent thread "));
+	free(text);
+	smt_ranks_free(l);
+	smt_ranks_free(t);
+	/* No dump (not Python, or it did not come): today's line. */
+	t = crashed("algo-2", 1, SIGSEGV, "loading\n");
+	free(expect_ranks(t, "algo-2", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 1 on algo-2 was killed by SIGSEGV"));
+	smt_ranks_free(t);
+	/* Only library frames: the innermost of them. */
+	t = crashed("algo-2", 0, SIGABRT,
+		    "Fatal Python error: Aborted\n\nCurrent thread 0x00007f (most recent call first):\n"
+		    "  File \"/usr/lib/python3/dist-packages/numpy/core/x.py\", line 3 in dot\n");
+	free(expect_ranks(t, "algo-2", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 0 on algo-2 was killed by SIGABRT in dot (x.py:3)"));
+	smt_ranks_free(t);
+}
+
+static void test_crash_shm(void **state)
+{
+	static const char dump[] =
+		"Fatal Python error: Bus error\n\nCurrent thread 0x00007f (most recent call first):\n"
+		"  File \"/opt/ml/code/fill.py\", line 9 in fill\n";
+	struct smt_ranks *t, *l;
+	struct smt_rank *k;
+
+	(void)state;
+	t = crashed("algo-3", 4, SIGBUS, dump);
+	k = smt_ranks_get(t, 4, NULL, 0);
+	k->crash.shm_size = 1 << 20;
+	k->crash.shm_used = 1 << 20;
+	l = as_leader(t, "algo-3");
+	free(expect_ranks(l, "algo-1", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
+			  "is 1 MiB, 100 % used (PyTorch DataLoader workers need more: --shm-size)"));
+	smt_ranks_free(l);
+	/* 64 GiB, 91 % used: full. */
+	k->crash.shm_size = 64LL << 30;
+	k->crash.shm_used = (64LL << 30) / 100 * 91;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
+			  "is 64 GiB, 91 % used (PyTorch DataLoader workers need more: --shm-size)"));
+	/* 64 MiB, half used: below the 1 GiB PyTorch needs. */
+	k->crash.shm_size = 64 << 20;
+	k->crash.shm_used = 32 << 20;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
+			  "is 64 MiB, 50 % used (PyTorch DataLoader workers need more: --shm-size)"));
+	/* 64 GiB, 90 % used: not what killed it. */
+	k->crash.shm_used = (64LL << 30) / 100 * 90;
+	k->crash.shm_size = 64LL << 30;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9)"));
+	smt_ranks_free(t);
+}
+
+static void test_crash_memory(void **state)
+{
+	struct smt_ranks *t, *l;
+	struct smt_rank *k;
+
+	(void)state;
+	t = crashed("algo-3", 2, SIGKILL, "epoch 1\n");
+	k = smt_ranks_get(t, 2, NULL, 0);
+	k->crash.oom = 1;
+	k->crash.mem_kb = 250 * 1024 + 100;
+	k->crash.limit_bytes = 256LL << 20;
+	k->crash.limit_cgroup = 1;
+	l = as_leader(t, "algo-3");
+	free(expect_ranks(l, "algo-1", SMT_FAIL_OOM,
+			  "OutOfMemory: rank 2 on algo-3 was killed by SIGKILL (the kernel's OOM killer) "
+			  "with 250 MiB in use of the limit 256 MiB (the memory cgroup's)"));
+	smt_ranks_free(l);
+	/* The host's memory; the rank's own unknown. */
+	k->crash.mem_kb = 0;
+	k->crash.limit_bytes = 15LL << 29;
+	k->crash.limit_cgroup = 0;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_OOM,
+			  "OutOfMemory: rank 2 on algo-3 was killed by SIGKILL (the kernel's OOM killer): "
+			  "the limit 7.5 GiB (the host's memory)"));
+	/* No OOM record: someone else sent it. */
+	k->crash.oom = 0;
+	l = as_leader(t, "algo-3");
+	free(expect_ranks(l, "algo-1", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 2 on algo-3 was killed by SIGKILL from another process (not "
+			  "smtd, no OOM kill recorded)"));
+	smt_ranks_free(l);
+	/* smtd's own SIGKILL never names the rank. */
+	k->signaled_ms = T0 + 500;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_JOB_FAILED, "JobFailed: mpirun exited with code 1"));
+	smt_ranks_free(t);
 }
 
 /* A standalone program is rank 0 on this host. */
@@ -852,6 +1017,9 @@ int main(void)
 		cmocka_unit_test(test_mpimsg),
 		cmocka_unit_test(test_probe_program),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_crash_frame),
+		cmocka_unit_test(test_crash_shm),
+		cmocka_unit_test(test_crash_memory),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
