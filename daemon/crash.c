@@ -189,7 +189,7 @@ void smt_crash_probe(struct smt_crash *c, int signo, long oom_base, const char *
 {
 	struct statvfs sv;
 
-	if (signo == SIGBUS && statvfs(shm_path, &sv) == 0 && sv.f_blocks > 0) {
+	if (statvfs(shm_path, &sv) == 0 && sv.f_blocks > 0) {
 		c->shm_size = (long long)sv.f_blocks * (long long)sv.f_frsize;
 		c->shm_used = (long long)(sv.f_blocks - sv.f_bfree) * (long long)sv.f_frsize;
 	}
@@ -220,6 +220,8 @@ void smt_crash_to_json(const struct smt_crash *c, json_t *o)
 		json_object_set_new(o, SMT_F_SHM_SIZE, json_integer(c->shm_size));
 		json_object_set_new(o, SMT_F_SHM_USED, json_integer(c->shm_used));
 	}
+	if (c->bus_error)
+		json_object_set_new(o, SMT_F_BUS_ERROR, json_true());
 }
 
 static long long nonneg(json_t *o, const char *key)
@@ -238,6 +240,7 @@ void smt_crash_from_json(struct smt_crash *c, json_t *o)
 	if (w)
 		snprintf(c->where, sizeof(c->where), "%s", w);
 	c->oom = json_is_true(json_object_get(o, SMT_F_OOM));
+	c->bus_error = json_is_true(json_object_get(o, SMT_F_BUS_ERROR));
 	c->mem_kb = nonneg(o, SMT_F_MAXRSS_KB);
 	c->limit_bytes = nonneg(o, SMT_F_MEM_LIMIT);
 	c->limit_cgroup = of && !strcmp(of, "cgroup");

@@ -8,8 +8,11 @@
  *   where    the innermost frame of the crashing thread in the Python
  *            faulthandler dump the rank wrote to its stderr (every Python
  *            rank runs with PYTHONFAULTHANDLER=1): "load_batch (train.py:8)"
- *   shm      the size and use of /dev/shm when a rank died of SIGBUS (a
- *            full /dev/shm is the usual cause: PyTorch's DataLoader)
+ *   shm      the size and use of /dev/shm when a rank failed: a full one
+ *            is the usual cause of a SIGBUS in the rank or in a child of
+ *            it that it then reports, as PyTorch's DataLoader does ("...
+ *            is killed by signal: Bus error"); BUS_ERROR says its output
+ *            told of one
  *   oom      whether an OOM record (the memory cgroup's oom_kill counter,
  *            else the host's, /proc/vmstat) rose while the rank ran, the
  *            rank's peak memory (its launcher's wait gives ru_maxrss) and
@@ -38,8 +41,9 @@ struct smt_crash {
 	long long mem_kb;        /* its peak memory in KiB, 0 unknown */
 	long long limit_bytes;   /* the memory limit that applied, 0 unknown */
 	int limit_cgroup;        /* LIMIT_BYTES is its cgroup's (else the host's) */
-	long long shm_size;      /* /dev/shm at its death, bytes; 0 unknown */
+	long long shm_size;      /* /dev/shm at its end, bytes; 0 unknown */
 	long long shm_used;
+	int bus_error;           /* its stderr told of a bus error (a child's SIGBUS) */
 };
 
 /*
@@ -70,10 +74,11 @@ int smt_crash_shm_tight(const struct smt_crash *c);
 long smt_crash_oom_count(const char *proc, const char *sysfs);
 
 /*
- * Fill the host's facts at the death of a rank killed by SIGNO (0: it
- * exited): /dev/shm (SHM_PATH) for SIGBUS; for SIGKILL, whether the OOM
- * count rose above OOM_BASE (smt_crash_oom_count at the rank's start, -1
- * unknown) and the memory limit (smtd's cgroup's, else MemTotal).
+ * Fill the host's facts at the end of a rank that failed, killed by SIGNO
+ * (0: it exited with a code): /dev/shm (SHM_PATH); for SIGKILL, whether
+ * the OOM count rose above OOM_BASE (smt_crash_oom_count at the rank's
+ * start, -1 unknown) and the memory limit (smtd's cgroup's, else
+ * MemTotal).
  */
 void smt_crash_probe(struct smt_crash *c, int signo, long oom_base, const char *proc,
 		     const char *sysfs, const char *shm_path);

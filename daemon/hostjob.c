@@ -468,7 +468,7 @@ static void rank_end_at(struct smt_hostjob *hj, struct rankproc *p, int wstatus,
 	if (k) {
 		smt_ranks_ended(hj->ranks, k, p->status, when);
 		/* What only this host can tell, now: /dev/shm, the OOM count. */
-		if (k->signo)
+		if (k->signo || k->exit_code > 0)
 			smt_crash_probe(&k->crash, k->signo, k->oom_base, "/proc", "/sys/fs/cgroup",
 					"/dev/shm");
 		if (p->status < 0)

@@ -167,6 +167,10 @@ static void watch_dump(struct smt_rank *k, const char *p, size_t n)
 		k->dump = NULL;
 	if (k->dump)
 		smt_pystack_feed(k->dump, p, n);
+	/* "Bus error" (a shell, a C runtime), "bus error" (PyTorch's
+	 * DataLoader telling of its worker's SIGBUS). */
+	if (!k->crash.bus_error && (memmem(p, n, "Bus error", 9) || memmem(p, n, "bus error", 9)))
+		k->crash.bus_error = 1;
 }
 
 void smt_ranks_crash(const struct smt_rank *k, struct smt_crash *out)
@@ -330,7 +334,7 @@ static json_t *rank_json(const struct smt_rank *k, double now)
 				 !k->signo, line);
 		json_object_set_new(o, SMT_F_ERROR_LINE, json_string(line));
 	}
-	if (k->state == SMT_RANK_EXITED && k->signo) {
+	if (k->state == SMT_RANK_EXITED && (k->signo || k->exit_code > 0)) {
 		struct smt_crash c;
 
 		smt_ranks_crash(k, &c);

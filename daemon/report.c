@@ -174,6 +174,18 @@ static void size_words(long long bytes, char *out, size_t size)
 		snprintf(out, size, "%lld KiB", (bytes + 512) >> 10);
 }
 
+/* A full or small /dev/shm, when it explains a SIGBUS. */
+static void shm_words(const struct smt_crash *c, char *s, size_t *len, size_t cap)
+{
+	char a[32];
+
+	if (!smt_crash_shm_tight(c))
+		return;
+	size_words(c->shm_size, a, sizeof(a));
+	appendf(s, len, cap, "; /dev/shm is %s, %lld %% used (PyTorch DataLoader workers need more: "
+		"--shm-size)", a, (c->shm_used * 100 + c->shm_size / 2) / c->shm_size);
+}
+
 /* What a killed rank's host saw at its death, after "was killed by SIGX"
  * (crash.h): where its Python code was, what memory it had against which
  * limit, how full /dev/shm was, or that someone outside the job sent the
@@ -202,11 +214,8 @@ static void death_words(const struct smt_crash *c, int signo, int oom, char *s, 
 		append_str(s, len, cap, " in ");
 		append_str(s, len, cap, c->where);
 	}
-	if (signo == SIGBUS && smt_crash_shm_tight(c)) {
-		size_words(c->shm_size, a, sizeof(a));
-		appendf(s, len, cap, "; /dev/shm is %s, %lld %% used (PyTorch DataLoader workers "
-			"need more: --shm-size)", a, (c->shm_used * 100 + c->shm_size / 2) / c->shm_size);
-	}
+	if (signo == SIGBUS)
+		shm_words(c, s, len, cap);
 }
 
 /* "KIND: rank R on H was killed by SIGX ..." for rank K (NULL: not in the
@@ -322,6 +331,9 @@ static int rank_failure(struct smt_report *r, const struct smt_report_input *in,
 			f->kind == SMT_MPIMSG_ABORT && f->rank == k->rank ? " (MPI_Abort)" : "");
 	}
 	with_error_line(r, s, len, cap);
+	/* A child of the rank died of SIGBUS and the rank told of it. */
+	if (!k->signo && k->crash.bus_error)
+		shm_words(&k->crash, s, len, cap);
 	return 1;
 }
 

@@ -4,3 +4,5 @@ TESTS += tests/multihost/test_crash.sh
 EXTRA_DIST += tests/multihost/test_crash.sh
 TESTS += tests/integration/crash_faulthandler.sh
 EXTRA_DIST += tests/integration/crash_faulthandler.sh
+TESTS += tests/integration/crash_dataloader.sh
+EXTRA_DIST += tests/integration/crash_dataloader.sh

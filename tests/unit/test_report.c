@@ -580,6 +580,30 @@ static void test_crash_shm(void **state)
 	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
 			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
 			  "is 64 MiB, 50 % used (PyTorch DataLoader workers need more: --shm-size)"));
+	/* A DataLoader worker (a child of the rank) died of SIGBUS, and the
+	 * rank raised. */
+	{
+		struct smt_ranks *d = crashed("algo-3", 2, W_EXITCODE(1, 0),
+			"ERROR: Unexpected bus error encountered in worker. This might be caused by "
+			"insufficient shared memory (shm).\nTraceback (most recent call last):\n"
+			"RuntimeError: DataLoader worker (pid(s) 29445) exited unexpectedly\n");
+		struct smt_rank *dk = smt_ranks_get(d, 2, NULL, 0);
+
+		dk->crash.shm_size = 64 << 20;
+		dk->crash.shm_used = 64 << 20;
+		l = as_leader(d, "algo-3");
+		free(expect_ranks(l, "algo-1", SMT_FAIL_RANK_FAILED,
+				  "RankFailed: rank 2 on algo-3 exited with code 1: RuntimeError: DataLoader "
+				  "worker (pid(s) 29445) exited unexpectedly; /dev/shm is 64 MiB, 100 % used "
+				  "(PyTorch DataLoader workers need more: --shm-size)"));
+		smt_ranks_free(l);
+		/* Without a bus error, a full /dev/shm is not the story. */
+		dk->crash.bus_error = 0;
+		free(expect_ranks(d, "algo-3", SMT_FAIL_RANK_FAILED,
+				  "RankFailed: rank 2 on algo-3 exited with code 1: RuntimeError: DataLoader "
+				  "worker (pid(s) 29445) exited unexpectedly"));
+		smt_ranks_free(d);
+	}
 	/* 64 GiB, 90 % used: not what killed it. */
 	k->crash.shm_used = (64LL << 30) / 100 * 90;
 	k->crash.shm_size = 64LL << 30;
