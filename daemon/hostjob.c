@@ -722,6 +722,8 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 		.cgroup_fd = smt_jobtree_cgroup_fd(hj->tree),
 	};
 	int out_r, err_r, rc;
+	/* As for a registered rank (rankd_started), before it can be killed. */
+	long oom_base = as_rank0 ? smt_crash_oom_count("/proc", "/sys/fs/cgroup") : -1;
 	pid_t pid;
 
 	rc = smt_spawn_piped(&so, &pid, &out_r, &err_r);
@@ -742,6 +744,7 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 			k->pid = pid;
 			k->start_time = hj->start_time;
 			k->state = SMT_RANK_RUNNING;
+			k->oom_base = oom_base;
 			if (rc < 0)
 				k->exec_errno = -rc;
 		}

@@ -32,4 +32,6 @@ timeout 60 sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
 	/usr/bin/python3 -c 'x = bytearray(512 << 20); print(len(x))' >"$T/out" 2>&1 || rc=$?
 assert_eq "$rc" 1 "exit code after an OOM kill"
 assert_contains "$T/root/output/failure" "OutOfMemory" "failure kind"
+# The limit that applied, the rank being the standalone program.
+assert_contains "$T/root/output/failure" "was killed by SIGKILL (the kernel's OOM killer): the limit 64 MiB (the memory cgroup's)" "the limit"
 echo ok
