@@ -218,8 +218,10 @@ static void death_words(const struct smt_crash *c, int signo, int oom, char *s, 
 		shm_words(c, s, len, cap);
 }
 
-/* "KIND: rank R on H was killed by SIGX ..." for rank K (NULL: not in the
- * table) killed by SIGNO.  Returns whether the Python frame was named: then
+/* "KIND: rank R on H was killed by SIGX ..." for rank K killed by SIGNO:
+ * the table's first failure, which ended on its own (NULL: the rank is
+ * known from mpirun's words or the program's status only, and may have
+ * ended by smtd's hand).  Returns whether the Python frame was named: then
  * the error line would only repeat the dump's first line. */
 static int killed(struct smt_report *r, const struct smt_report_input *in,
 		  const struct smt_rank *k, int signo, char *s, size_t *len, size_t cap)
@@ -237,8 +239,6 @@ static int killed(struct smt_report *r, const struct smt_report_input *in,
 	who(r, s, len, cap);
 	signame(signo, sig, sizeof(sig));
 	appendf(s, len, cap, " was killed by %s", sig);
-	/* Only a rank of the table has its host's facts (a SIGKILL named by
-	 * mpirun alone may be smtd's own). */
 	if (k)
 		death_words(&c, signo, oom, s, len, cap);
 	else if (oom)
@@ -341,14 +341,13 @@ static int rank_failure(struct smt_report *r, const struct smt_report_input *in,
 static int mpirun_failure(struct smt_report *r, const struct smt_report_input *in,
 			  const struct smt_mpimsg_facts *f, char *s, size_t *len, size_t cap)
 {
-
 	switch (f->kind) {
 	case SMT_MPIMSG_EXIT_CODE:
 	case SMT_MPIMSG_ABORT:
 	case SMT_MPIMSG_IMPROPER:
 		take_rank(r, in, f->rank, f->node, f->kind != SMT_MPIMSG_SIGNAL && !f->signo);
 		if (f->kind == SMT_MPIMSG_EXIT_CODE && f->signo) {
-			if (killed(r, in, rank_of(in, f->rank), f->signo, s, len, cap))
+			if (killed(r, in, NULL, f->signo, s, len, cap))
 				return 1;
 			break;
 		}
@@ -366,7 +365,7 @@ static int mpirun_failure(struct smt_report *r, const struct smt_report_input *i
 		break;
 	case SMT_MPIMSG_SIGNAL:
 		take_rank(r, in, f->rank, f->node, 0);
-		if (killed(r, in, rank_of(in, f->rank), f->signo, s, len, cap))
+		if (killed(r, in, NULL, f->signo, s, len, cap))
 			return 1;
 		break;
 	case SMT_MPIMSG_EXEC: {
@@ -459,7 +458,7 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 		/* A standalone program is rank 0 itself. */
 		take_rank(r, in, 0, NULL, !in->term_signal);
 		if (in->term_signal) {
-			if (killed(r, in, rank_of(in, 0), in->term_signal, s, &len, cap))
+			if (killed(r, in, NULL, in->term_signal, s, &len, cap))
 				return;
 		} else {
 			r->kind = SMT_FAIL_RANK_FAILED;
