@@ -66,10 +66,16 @@ def fill_shm():
     for i in range(0, size, 4096):
         m[i] = 1
 
-def grow():
+def grow(cgroup):
+    # Into the memory cgroup of its host's smtd (ranks come through sshd,
+    # which smtd may have started before the test moved it there); at
+    # most 2 GiB, should the limit not hold.
+    with open(cgroup + "/cgroup.procs", "w") as f:
+        f.write(str(os.getpid()))
     held = []
-    while True:
+    for _ in range(128):
         held.append(bytearray(16 << 20))
+    sys.exit(3)
 
 c = MPI.COMM_WORLD
 mode, culprit = sys.argv[1], int(sys.argv[2])
@@ -80,7 +86,7 @@ if c.Get_rank() == culprit:
     elif mode == "shm":
         fill_shm()
     elif mode == "oom":
-        grow()
+        grow(sys.argv[3])
     else:
         time.sleep(120)
 c.Barrier()
@@ -111,18 +117,19 @@ mh_teardown
 # rank 1 grows until the OOM killer ends it.
 cgv1=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
 if [ -n "$cgv1" ] && [ -w "/sys/fs/cgroup/memory$cgv1" ]; then
-	MH_CGROUP=0 row crash-oom 1
 	cg=/sys/fs/cgroup/memory${cgv1%/}/smt-crash-$$
 	mkdir "$cg" || fail "cannot make $cg"
-	trap 'rmdir "$cg" 2>/dev/null' EXIT
+	# Removed after the hosts (mh_setup puts its tear-down first).
+	trap 'rm -rf "$T"; rmdir "$cg" 2>/dev/null' EXIT
+	MH_CGROUP=0 row crash-oom 1
 	echo $((128 << 20)) >"$cg/memory.limit_in_bytes"
 	echo $((128 << 20)) >"$cg/memory.memsw.limit_in_bytes" 2>/dev/null || :
-	smtd_start 2 -- /usr/bin/python3 "$PY" oom 1
+	smtd_start 2 -- /usr/bin/python3 "$PY" oom 1 "$cg"
 	echo "$(mh_pid1 2)" >"$cg/cgroup.procs" || fail "cannot move algo-2 into $cg"
 	mh_exec 2 /bin/sh -c 'mount -n -t tmpfs -o mode=755 cgroup /sys/fs/cgroup &&
 		mkdir /sys/fs/cgroup/memory && mount -n -t cgroup -o memory cgroup /sys/fs/cgroup/memory' ||
 		fail "cannot mount the memory cgroup on algo-2"
-	for k in 1 3; do smtd_start $k -- /usr/bin/python3 "$PY" oom 1; done
+	for k in 1 3; do smtd_start $k -- /usr/bin/python3 "$PY" oom 1 "$cg"; done
 	smtd_wait_all 90
 	for k in 1 2 3; do
 		[ "$(eval echo \$EXIT_$k)" = 1 ] || { smtd_show_all; fail "algo-$k exited $(eval echo \$EXIT_$k)"; }
