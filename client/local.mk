@@ -6,5 +6,6 @@ bin_PROGRAMS += smtctl
 # pathsearch (and strv's smt_env_get) from daemon/: the launcher finds a
 # program exactly as smtd's spawn does.
 smtctl_SOURCES = client/smtctl.c client/smtctl.h client/dial.c client/rank.c \
+	client/ranktty.c client/ranktty.h \
 	daemon/pathsearch.c daemon/strv.c
 smtctl_LDADD = proto/libsmtproto.a $(JANSSON_LIBS)

@@ -4,7 +4,8 @@
  * mpirun (through orted on every host) or torchrun runs this in front of
  * the rank's program.  It registers the rank with its own host's smtd
  * before the program runs, hands smtd the read ends of the program's
- * stdout and stderr (SCM_RIGHTS), takes this host's environment from the
+ * stdout (a raw pseudo-terminal, as under orted: ranktty.h) and stderr (a
+ * pipe) with SCM_RIGHTS, takes this host's environment from the
  * answer, starts the program in a session of its own, and reports how it
  * ended - then ends the same way, so that mpirun sees what it would have
  * seen without us.
@@ -35,6 +36,7 @@
 #include <jansson.h>
 
 #include "smt_proto.h"
+#include "ranktty.h"
 #include "smtctl.h"
 
 #define MSG_MAX (64 * 1024)
@@ -172,8 +174,10 @@ static void apply_env(json_t *answer)
 			setenv(name, json_string_value(v), 1);
 }
 
-/* The child: its own session, default signals, the pipes as stdout and
- * stderr; it runs the program once the launcher says go. */
+/* The child: its own session, default signals, the pty (or pipe) as
+ * stdout and the pipe as stderr; it runs the program once the launcher
+ * says go.  setsid() leaves it without a controlling terminal, and the
+ * pty, opened with O_NOCTTY, does not become one. */
 static void __attribute__((noreturn))
 child(char **cmd, int out_w, int err_w, int go_r, int go_w, int status_r, int status_w)
 {
@@ -264,7 +268,14 @@ int smtctl_rank(const char *socket_path, char **cmd)
 			cmd[0]);
 		run_unchanged(cmd);
 	}
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0 ||
+	if ((rc = smtctl_rank_pty(&outp[0], &outp[1])) < 0) {
+		/* Still a working rank, only with its lines held by stdio. */
+		fprintf(stderr, "smtctl rank: rank %ld: no pseudo-terminal (%s): its stdout is a pipe, "
+			"so stdio holds its lines until a buffer fills\n", rank, strerror(-rc));
+		if (pipe2(outp, O_CLOEXEC) < 0)
+			outp[0] = outp[1] = -1;
+	}
+	if (outp[0] < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0 ||
 	    pipe2(stp, O_CLOEXEC) < 0) {
 		fprintf(stderr, "smtctl rank: cannot create pipes: %s\n", strerror(errno));
 		return 1;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +40,9 @@ struct ranklog;
 struct source {
 	struct smt_merge_src ms;     /* first: the merger hands it back */
 	struct smt_output *o;
-	uv_pipe_t pipe;
+	uv_pipe_t pipe;              /* a pipe: libuv reads it */
+	uv_poll_t poll;              /* a pty's master: on_pty reads it */
+	int fd;                      /* the pty's master */
 	int rank;
 	enum smt_stream stream;
 	struct smt_framer framer;
@@ -48,6 +51,7 @@ struct source {
 	struct ranklog *log;
 	int reading;
 	int eof_seen;                /* the pipe ended (or was given up) */
+	int pty;                     /* a pty's master (EIO is its end) */
 	int done;                    /* every byte taken: the stream is over */
 	int log_waiting;
 	struct source *next;
@@ -132,7 +136,12 @@ static void output_released(struct smt_output *o)
 
 static void source_closed(uv_handle_t *h)
 {
-	output_released(((struct source *)h->data)->o);
+	struct source *s = h->data;
+
+	/* uv_poll_t leaves the descriptor to its owner. */
+	if (s->pty && s->fd >= 0)
+		close(s->fd);
+	output_released(s->o);
 }
 
 static void msg_closed(uv_handle_t *h)
@@ -281,13 +290,26 @@ static void source_finish(struct source *s)
 		o->cfg.streams_ended(o->cfg.arg, s->rank);
 }
 
+static uv_handle_t *source_handle(struct source *s)
+{
+	return s->pty ? (uv_handle_t *)&s->poll : (uv_handle_t *)&s->pipe;
+}
+
+static void source_read_stop(struct source *s)
+{
+	if (s->pty)
+		uv_poll_stop(&s->poll);
+	else
+		uv_read_stop((uv_stream_t *)&s->pipe);
+	s->reading = 0;
+}
+
 static void close_pipe(struct source *s)
 {
-	if (uv_is_closing((uv_handle_t *)&s->pipe))
+	if (uv_is_closing(source_handle(s)))
 		return;
-	uv_read_stop((uv_stream_t *)&s->pipe);
-	s->reading = 0;
-	uv_close((uv_handle_t *)&s->pipe, source_closed);
+	source_read_stop(s);
+	uv_close(source_handle(s), source_closed);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -298,34 +320,82 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	*buf = uv_buf_init(s->o->readbuf, sizeof(s->o->readbuf));
 }
 
+/* N > 0 bytes read from S. */
+static void source_bytes(struct source *s, const char *p, size_t n)
+{
+	long used;
+
+	s->ms_read = now_ms();
+	used = smt_framer_feed(&s->framer, p, n, source_emit, s);
+	if (used < 0)
+		used = 0;
+	if ((size_t)used < n) {
+		/* Refused: keep the rest and read no more until resumed. */
+		if (smt_dynbuf_add(&s->pending, p + used, n - (size_t)used) < 0)
+			smt_error("rank %d's %s: out of memory holding its output",
+				  s->rank, smt_stream_name(s->stream));
+		source_read_stop(s);
+	}
+}
+
+/* S has ended: at its end (ERR 0), or on a read error (a libuv error). */
+static void source_ended(struct source *s, int err)
+{
+	if (err)
+		smt_warn("reading rank %d's %s: %s", s->rank, smt_stream_name(s->stream),
+			 uv_strerror(err));
+	s->eof_seen = 1;
+	close_pipe(s);
+	source_pump(s);
+}
+
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
 	struct source *s = st->data;
-	long used;
 
-	if (n == 0)
-		return;
-	if (n < 0) {
-		if (n != UV_EOF)
-			smt_warn("reading rank %d's %s: %s", s->rank, smt_stream_name(s->stream),
-				 uv_strerror((int)n));
-		s->eof_seen = 1;
-		close_pipe(s);
-		source_pump(s);
-		return;
+	if (n > 0)
+		source_bytes(s, buf->base, (size_t)n);
+	else if (n < 0)
+		source_ended(s, n == UV_EOF ? 0 : (int)n);
+}
+
+/*
+ * A pty's master is read here, not by libuv's stream: a read gives at most
+ * the line discipline's 4 KiB, and libuv takes a short read with POLLHUP
+ * (the rank has exited) for the end while the pty still holds the rank's
+ * last bytes.  The end is EIO, and only once every byte was read (the
+ * kernel moves what is in flight to the reader first).
+ */
+static void on_pty(uv_poll_t *h, int status, int events)
+{
+	struct source *s = h->data;
+
+	(void)events;
+	/* At most 1 MiB at a time: the other sources get their turn. */
+	for (int i = 0; i < 256 && s->reading; i++) {
+		ssize_t n = read(s->fd, s->o->readbuf, sizeof(s->o->readbuf));
+
+		if (n > 0) {
+			source_bytes(s, s->o->readbuf, (size_t)n);
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && errno == EAGAIN) {
+			/* libuv stops a poll it reports an error on. */
+			if (status < 0)
+				source_ended(s, status);
+			return;
+		} else {
+			source_ended(s, n == 0 || errno == EIO ? 0 : -errno);
+			return;
+		}
 	}
-	s->ms_read = now_ms();
-	used = smt_framer_feed(&s->framer, buf->base, (size_t)n, source_emit, s);
-	if (used < 0)
-		used = 0;
-	if ((size_t)used < (size_t)n) {
-		/* Refused: keep the rest and read no more until resumed. */
-		if (smt_dynbuf_add(&s->pending, buf->base + used, (size_t)n - (size_t)used) < 0)
-			smt_error("rank %d's %s: out of memory holding its output",
-				  s->rank, smt_stream_name(s->stream));
-		uv_read_stop(st);
-		s->reading = 0;
-	}
+}
+
+static int source_read_start(struct source *s)
+{
+	if (s->pty)
+		return uv_poll_start(&s->poll, UV_READABLE, on_pty);
+	return uv_read_start((uv_stream_t *)&s->pipe, on_alloc, on_read);
 }
 
 /* Go on: what is held first, then the end or the pipe again. */
@@ -345,7 +415,7 @@ static void source_pump(struct source *s)
 			source_finish(s);
 		return;
 	}
-	if (!s->reading && uv_read_start((uv_stream_t *)&s->pipe, on_alloc, on_read) == 0)
+	if (!s->reading && source_read_start(s) == 0)
 		s->reading = 1;
 }
 
@@ -416,6 +486,14 @@ static int open_ranklog(struct smt_output *o, int rank, struct ranklog **out)
 	return 0;
 }
 
+/* Only a pty's master answers TIOCGPTN (rankd.c checked the rest). */
+static int is_pty_master(int fd)
+{
+	unsigned n;
+
+	return ioctl(fd, TIOCGPTN, &n) == 0;
+}
+
 static int add_source(struct smt_output *o, int rank, enum smt_stream stream, int fd,
 		      struct ranklog *log)
 {
@@ -433,18 +511,21 @@ static int add_source(struct smt_output *o, int rank, enum smt_stream stream, in
 	s->ms.resume = source_resume;
 	smt_framer_init(&s->framer, SMT_RECORD_MAX);
 	smt_dynbuf_init(&s->pending, READ_BUF);
-	rc = uv_pipe_init(o->cfg.loop, &s->pipe, 0);
+	s->pty = is_pty_master(fd);
+	s->fd = fd;
+	/* uv_poll_init makes the pty's master non-blocking. */
+	rc = s->pty ? uv_poll_init(o->cfg.loop, &s->poll, fd) : uv_pipe_init(o->cfg.loop, &s->pipe, 0);
 	if (rc < 0) {
 		close(fd);
 		free(s);
 		return rc;
 	}
-	s->pipe.data = s;
+	source_handle(s)->data = s;
 	o->handles++;
 	s->next = o->sources;
 	o->sources = s;
 	o->open_streams++;
-	rc = uv_pipe_open(&s->pipe, fd);
+	rc = s->pty ? 0 : uv_pipe_open(&s->pipe, fd);
 	if (rc < 0) {
 		close(fd);
 		s->eof_seen = 1;

@@ -2,9 +2,10 @@
  * output.h - the ranks' output on this host: read where it is written,
  * framed, merged, forwarded and kept (SPEC §7).
  *
- * Every local rank's stdout and stderr arrive as two pipes (the launcher
- * handed their read ends to smtd, rankd.h; a standalone program's are
- * smtd's own).  Each stream is framed into records (framer.h) and offered
+ * Every local rank's stdout and stderr arrive as two descriptors (the
+ * launcher handed them to smtd, rankd.h: stdout a pty's master, or a pipe,
+ * stderr a pipe; a standalone program's are smtd's own pipes).  A pty's
+ * end (EIO once every slave is closed) is taken as the end of the stream.  Each stream is framed into records (framer.h) and offered
  * to one merger (merge.h) whose sink is, on the leader and a standalone
  * host, smtd's stdout (formatted as format.h says, written by an fdwriter
  * that never blocks the loop) and, on a worker, the outbox the leader

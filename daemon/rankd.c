@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -123,6 +125,25 @@ static void close_fds(int *fds, int n)
 			close(fds[i]);
 }
 
+/*
+ * What smtd will read as a rank's output is what the launcher says it is:
+ * stdout a pipe or a pty's master (/dev/ptmx, 5:2, answering TIOCGPTN),
+ * stderr a pipe.  Never a file, a socket or a device smtd would read from
+ * or block on in the loop.
+ */
+static int output_fds_ok(int out_fd, int err_fd)
+{
+	struct stat so, se;
+	unsigned n;
+
+	if (fstat(out_fd, &so) < 0 || fstat(err_fd, &se) < 0 || !S_ISFIFO(se.st_mode))
+		return 0;
+	if (S_ISFIFO(so.st_mode))
+		return 1;
+	return S_ISCHR(so.st_mode) && major(so.st_rdev) == 5 && minor(so.st_rdev) == 2 &&
+	       ioctl(out_fd, TIOCGPTN, &n) == 0;
+}
+
 static void on_hello(struct conn *c, json_t *msg, int *fds, int nfds)
 {
 	struct smt_rankd *rd = c->rd;
@@ -136,6 +157,11 @@ static void on_hello(struct conn *c, json_t *msg, int *fds, int nfds)
 		return;
 	}
 	c->rank = (int)json_integer_value(r);
+	if (!output_fds_ok(fds[0], fds[1])) {
+		close_fds(fds, nfds);
+		refuse(c, "stdout must be a pipe or a pseudo-terminal's master, stderr a pipe");
+		return;
+	}
 	why[0] = '\0';
 	if (rd->ops->admit(rd->ctx, c->peer, c->rank, why, sizeof(why)) < 0) {
 		close_fds(fds, nfds);

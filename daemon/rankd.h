@@ -8,9 +8,10 @@
  * speaks a small JSON protocol, one message per packet:
  *
  *   launcher                                      smtd
- *   {"op":"hello","rank":R,"local_rank":L}  ->    admit, take the pipes
- *     + SCM_RIGHTS: read ends of the rank's
- *       stdout and stderr pipes
+ *   {"op":"hello","rank":R,"local_rank":L}  ->    admit, take the fds
+ *     + SCM_RIGHTS: the rank's stdout (a
+ *       pty's master, or a pipe's read end)
+ *       and stderr (a pipe's read end)
  *                                           <-    {"ok":true,"env":{..},
  *                                                  "env_default":{..}}
  *   fork; the child waits
@@ -20,7 +21,8 @@
  *   the child execs the program; the launcher waits for it
  *   {"op":"exit","status":W,"maxrss_kb":M}  ->    (or "exec_errno":E)
  *
- * A refusal is {"ok":false,"error":"..."}.  The peer must be uid 0 or
+ * A refusal is {"ok":false,"error":"..."}; descriptors of any other kind
+ * are refused.  The peer must be uid 0 or
  * smtd's own (SO_PEERCRED) and, as the caller's ADMIT decides, part of the
  * job.  Nothing a client sends can make smtd block, crash or grow: packets
  * are bounded, a client that says nothing is dropped after a few seconds,
@@ -45,7 +47,8 @@ struct smt_rankd_ops {
 	/* May LAUNCHER (a PID SO_PEERCRED gave) register RANK?  0, or a
 	 * negative errno with a one-line reason in WHY. */
 	int (*admit)(void *ctx, pid_t launcher, int rank, char *why, size_t len);
-	/* RANK is registered: its stdout and stderr read ends (taken over).
+	/* RANK is registered: its stdout (a pty's master or a pipe's read
+	 * end) and stderr (a pipe's read end), taken over.
 	 * The answer's environment comes back from ENV: {"env":{...},
 	 * "env_default":{...}} (a new reference, or NULL). */
 	json_t *(*hello)(void *ctx, int rank, pid_t launcher, int out_fd, int err_fd);

@@ -10,7 +10,9 @@
 #   4. start refused (the connection closed after the fork): exit 1 at
 #      once, the program does not run, no child left waiting;
 #   5. all accepted: the program runs with the environment smtd gave, its
-#      bytes on the pipes handed over, and the launcher exits like it.
+#      bytes on the descriptors handed over (stdout a raw pty's master,
+#      the program's stdout a terminal; stderr a pipe), and the launcher
+#      exits like it.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 PY=/usr/bin/python3
@@ -20,6 +22,8 @@ PROG="$T/prog.sh"
 cat >"$PROG" <<'EOF'
 #!/bin/sh
 echo "ran with GIVEN=$GIVEN"
+[ -t 1 ] && echo "stdout is a terminal"
+[ -t 2 ] && echo "stderr is a terminal"
 touch "$MARK"
 exit 7
 EOF
@@ -28,7 +32,7 @@ chmod +x "$PROG"
 # fake MODE: serve one launcher on $S.ranks, MODE refuse-hello,
 # close-at-start or accept; prints what it received and the rank's output.
 cat >"$T/fake.py" <<'PY'
-import array, json, os, socket, sys
+import array, json, os, socket, stat, sys, termios
 path, mode = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(path)
@@ -42,6 +46,8 @@ for level, kind, data in anc:
         fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
 hello = json.loads(msg)
 print("hello", hello["op"], hello["rank"], len(fds), flush=True)
+print("kinds", "tty" if os.isatty(fds[0]) else "not-a-tty",
+      "fifo" if stat.S_ISFIFO(os.fstat(fds[1]).st_mode) else "not-a-fifo", flush=True)
 if mode == "refuse-hello":
     c.send(json.dumps({"ok": False, "error": "not today"}).encode())
     sys.exit(0)
@@ -52,7 +58,16 @@ if mode == "close-at-start":
     c.close()
     sys.exit(0)
 c.send(json.dumps({"ok": True}).encode())
-out = os.fdopen(fds[0], "rb").read()
+# A pty's master reads EIO, not EOF, once the program's side is closed.
+out = b""
+while True:
+    try:
+        b = os.read(fds[0], 65536)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
 print("stdout", out.decode().strip(), flush=True)
 end = json.loads(c.recv(65536))
 print("end", end["op"], flush=True)
@@ -128,7 +143,10 @@ fake accept
 launch ok RANK=5
 wait $FAKE
 assert_eq "$rc" 7 "accepted: the launcher ends like the program"
-assert_contains "$T/fake.out" "stdout ran with GIVEN=by-smtd" "the program's stdout went through the pipe smtd was given, with smtd's environment"
+assert_contains "$T/fake.out" "stdout ran with GIVEN=by-smtd" "the program's stdout went through the descriptor smtd was given, with smtd's environment"
+assert_contains "$T/fake.out" "kinds tty fifo" "smtd was given a pty's master for stdout and a pipe for stderr"
+assert_contains "$T/fake.out" "stdout is a terminal" "the program's stdout is a terminal"
+assert_not_contains "$T/fake.out" "stderr is a terminal" "the program's stderr is a pipe"
 assert_contains "$T/fake.out" "end exit" "the launcher reported the end"
 [ -e "$T/ok.ran" ] || fail "accepted: the program did not run"
 [ ! -s "$T/ok.out" ] || fail "accepted: output on the launcher's own stdout: $(cat "$T/ok.out")"

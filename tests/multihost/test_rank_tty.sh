@@ -1,0 +1,131 @@
+#!/bin/bash
+# Issue 21 (SPEC §7): a rank's stdout behaves as under mpirun, where it is
+# a terminal.  3 simulated hosts x 2 ranks, --stall-timeout 4: the even
+# ranks are Python printing "py tick N TIME" every 0.3 s with print() and
+# no flush, the odd ones tests/helpers/ttyrank, the same with C's printf,
+# for 27 lines (8 s, twice the stall timeout).  Nothing in the environment
+# changes their buffering (PYTHONUNBUFFERED is removed).
+#  - every tick is on the leader's stdout within 0.1 s of its print (the
+#    leader's stdout is a FIFO, each line stamped as it is read; the ranks
+#    start ticking a second after they start, once all 6 are up);
+#  - the job is never called stalled, and succeeds on every host;
+#  - what the rank sees: stdout a terminal, stdin and stderr not; the
+#    terminal raw (no opost/onlcr/icanon/isig/echo/ixon), 0x0; no
+#    controlling terminal (/dev/tty: ENXIO), stdout nobody's (TIOCGSID:
+#    ENOTTY); no SIGHUP, SIGINT, SIGWINCH... from the tty layer;
+#  - the bytes are the program's: "\r" kept, "\n" not made "\r\n", ^C ^D
+#    ^Z ^S ^Q and invalid UTF-8 passed as they are, a 100000-byte line
+#    whole.
+[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/multihost/hosts.sh"
+. "$top_srcdir/tests/multihost/smtd.sh"
+mh_require
+command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
+smt_tmpdir
+TTYRANK="$top_builddir/tests/helpers/ttyrank"
+[ -x "$TTYRANK" ] || fail "no $TTYRANK (make check builds it)"
+# The ranks' own buffering, as a fresh image has it.
+unset PYTHONUNBUFFERED
+hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
+TICKS=27
+# Everything the hosts see is in the hosts' directory.
+D=$T/job
+mkdir -p "$D"
+
+cat >"$D/rank.py" <<'PY'
+import os, sys, time
+rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+# A first line (stderr, a pipe, is line-buffered): from here on the
+# watchdog waits --stall-timeout, not --start-timeout, for the next.
+print("rank %d starts" % rank, file=sys.stderr)
+# The ticks measure smtd, not 6 programs starting at once on 2 cores.
+time.sleep(1)
+if rank % 2:
+    os.execv(sys.argv[1], [sys.argv[1], sys.argv[2], "300"])
+print("py: isatty %d %d %d; PYTHONUNBUFFERED %s"
+      % (os.isatty(0), os.isatty(1), os.isatty(2), os.environ.get("PYTHONUNBUFFERED", "unset")))
+for i in range(int(sys.argv[2])):
+    print("py tick %d %.6f" % (i, time.time()))
+    time.sleep(0.3)
+PY
+# The leader's stdout, each line with the time it was read.
+cat >"$D/stamp.py" <<'PY'
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+rest = b""
+with open(sys.argv[2], "wb") as out:
+    while True:
+        data = os.read(fd, 1 << 20)
+        if not data:
+            break
+        now = b"%.6f " % time.time()
+        *lines, rest = (rest + data).split(b"\n")
+        for line in lines:
+            out.write(now + line + b"\n")
+        out.flush()
+    if rest:
+        out.write(b"%.6f " % time.time() + rest + b"\n")
+PY
+
+mh_setup 3 "$D"
+mkfifo "$D/stdout.fifo"
+timeout -s KILL 120 /usr/bin/python3 "$D/stamp.py" "$D/stdout.fifo" "$D/stamped" &
+STAMPER=$!
+for k in 1 2 3; do smtd_hyper $k "$hyper"; done
+smtd_start_to 1 "$D/stdout.fifo" --stall-timeout 4 -- /usr/bin/python3 "$D/rank.py" "$TTYRANK" $TICKS
+for k in 2 3; do smtd_start $k --stall-timeout 4 -- /usr/bin/python3 "$D/rank.py" "$TTYRANK" $TICKS; done
+smtd_wait_all 90
+wait $STAMPER
+for k in 1 2 3; do
+	smtd_check $k 0
+	assert_not_contains "$(smtd_console $k)" "stalled" "algo-$k's log (a job printing every 0.3 s)"
+done
+
+/usr/bin/python3 - "$D/stamped" $TICKS <<'PY' || { smtd_show_all; fail "the ranks' lines"; }
+import re, sys
+path, ticks = sys.argv[1], int(sys.argv[2])
+tag = re.compile(rb"^(\d+\.\d+) \[1,mpirank:(\d),algo-(\d)\]<stdout>: (.*)$", re.S)
+seen, lines, late = {}, {}, []
+worst = 0.0
+for raw in open(path, "rb").read().split(b"\n"):
+    m = tag.match(raw)
+    if not m:
+        continue
+    at, rank, text = float(m.group(1)), int(m.group(2)), m.group(4)
+    lines.setdefault(rank, []).append(text)
+    t = re.match(rb"^(py|c) tick (\d+) (\d+\.\d+)$", text)
+    if t:
+        lag = at - float(t.group(3))
+        worst = max(worst, lag)
+        seen.setdefault(rank, set()).add(int(t.group(2)))
+        if lag > 0.1:
+            late.append("rank %d tick %s: %.3f s" % (rank, t.group(2).decode(), lag))
+errors = []
+for r in range(6):
+    if seen.get(r) != set(range(ticks)):
+        errors.append("rank %d: ticks %s of %d" % (r, sorted(seen.get(r, ())), ticks))
+if late:
+    errors.append("%d ticks more than 0.1 s after their print: %s" % (len(late), "; ".join(late[:8])))
+for r in (0, 2, 4):
+    want = b"py: isatty 0 1 0; PYTHONUNBUFFERED unset"
+    if lines.get(r, [b""])[0] != want:
+        errors.append("rank %d saw %r, expected %r" % (r, lines.get(r, [b""])[0], want))
+for r in (1, 3, 5):
+    got = lines.get(r, [])
+    want_first = (b"tty: isatty 0 1 0; opost 0 onlcr 0 icanon 0 isig 0 echo 0 ixon 0; size 0x0; "
+                  b"/dev/tty No such device or address; stdout's session Inappropriate ioctl for device")
+    want_last = [b"cr\rmid\r", b"ctl \x03\x04\x1a\x13\x11 end", b"bad \xff\xfe\xc3 end",
+                 b"L" * 100000, b"signals: none"]
+    if not got or got[0] != want_first:
+        errors.append("rank %d saw %r, expected %r" % (r, got[:1], want_first))
+    if got[-5:] != want_last:
+        errors.append("rank %d's last lines: %r" % (r, [l[:40] + (b"... (%d bytes)" % len(l) if len(l) > 40 else b"") for l in got[-5:]]))
+if errors:
+    sys.exit("\n".join(errors))
+print("6 ranks x %d ticks on the leader's stdout, the latest %.3f s after its print; "
+      "stdout a raw terminal, no controlling terminal, no tty signal, every byte as written" % (ticks, worst))
+PY
+smtd_nothing_left
+mh_teardown
+echo ok
