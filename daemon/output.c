@@ -364,31 +364,40 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
  * the line discipline's 4 KiB, and libuv takes a short read with POLLHUP
  * (the rank has exited) for the end while the pty still holds the rank's
  * last bytes.  The end is EIO, and only once every byte was read (the
- * kernel moves what is in flight to the reader first).
+ * kernel moves what is in flight to the reader first).  The reads are
+ * gathered into one feed of up to a pipe's read: the framer then copies a
+ * long line into its piece only where a pipe's read would have cut it.
  */
 static void on_pty(uv_poll_t *h, int status, int events)
 {
 	struct source *s = h->data;
+	char *buf = s->o->readbuf;
+	size_t len = 0;
+	int end = 0, err = 0;
 
 	(void)events;
-	/* At most 1 MiB at a time: the other sources get their turn. */
-	for (int i = 0; i < 256 && s->reading; i++) {
-		ssize_t n = read(s->fd, s->o->readbuf, sizeof(s->o->readbuf));
+	while (len < sizeof(s->o->readbuf)) {
+		ssize_t n = read(s->fd, buf + len, sizeof(s->o->readbuf) - len);
 
 		if (n > 0) {
-			source_bytes(s, s->o->readbuf, (size_t)n);
+			len += (size_t)n;
 		} else if (n < 0 && errno == EINTR) {
 			continue;
 		} else if (n < 0 && errno == EAGAIN) {
 			/* libuv stops a poll it reports an error on. */
-			if (status < 0)
-				source_ended(s, status);
-			return;
+			end = status < 0;
+			err = status;
+			break;
 		} else {
-			source_ended(s, n == 0 || errno == EIO ? 0 : -errno);
-			return;
+			end = 1;
+			err = n == 0 || errno == EIO ? 0 : -errno;
+			break;
 		}
 	}
+	if (len)
+		source_bytes(s, buf, len);
+	if (end)
+		source_ended(s, err);
 }
 
 static int source_read_start(struct source *s)

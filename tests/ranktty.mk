@@ -7,3 +7,10 @@ tests_helpers_ttyrank_CFLAGS = $(WARN_CFLAGS)
 tests_helpers_ttyrank_LDFLAGS =
 TESTS += tests/multihost/test_rank_tty.sh
 EXTRA_DIST += tests/multihost/test_rank_tty.sh
+# The pty itself, the hub reading one to its end, rankd's kinds of
+# descriptors.
+check_PROGRAMS += tests/unit/test_ranktty
+TESTS += tests/unit/test_ranktty
+tests_unit_test_ranktty_SOURCES = tests/unit/test_ranktty.c client/ranktty.c client/ranktty.h
+tests_unit_test_ranktty_CPPFLAGS = $(TEST_CPPFLAGS) -I$(srcdir)/client
+tests_unit_test_ranktty_LDADD = $(TEST_LIBS) -lpthread
