@@ -14,6 +14,7 @@
 #include "log.h"
 #include "procfs.h"
 #include "pystack.h"
+#include "rankcred.h"
 #include "smt_proto.h"
 #include "stacks.h"
 
@@ -21,6 +22,8 @@ struct item {
 	struct smt_collect *c;
 	struct smt_collect_target t;
 	char cwd[4096];
+	struct smt_rankcred cred;   /* source files are read as the rank */
+	int have_cred;
 	struct smt_pystack *dump;   /* ABORT: its faulthandler dump */
 	char *text;
 	char *reason;
@@ -57,6 +60,17 @@ int smt_collect_is_python(pid_t pid)
 	base = strrchr(exe, '/');
 	base = base ? base + 1 : exe;
 	return strncmp(base, "python", 6) == 0;
+}
+
+/* TEXT with its frames' source lines, read as the rank; without them when
+ * the rank's credentials could not be read (it had gone). */
+static int add_source(struct item *it, const char *text, size_t len, char **out)
+{
+	if (!it->have_cred) {
+		*out = strndup(text, len);
+		return *out ? 0 : -ENOMEM;
+	}
+	return smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->cred, out);
 }
 
 static void maybe_free(struct smt_collect *c)
@@ -144,7 +158,7 @@ static void finish(struct smt_collect *c)
 			size_t len;
 			const char *part = it->dump ? smt_pystack_text(it->dump, &len) : NULL;
 			if (part)
-				smt_pystack_add_source(part, len, it->cwd[0] ? it->cwd : NULL, &it->text);
+				add_source(it, part, len, &it->text);
 			if (!it->text && !it->reason &&
 			    asprintf(&it->reason, "timed out after %u ms", c->cfg.timeout_ms) < 0)
 				it->reason = NULL;
@@ -194,8 +208,7 @@ static void on_stack(void *arg, const struct smt_stack_result *res)
 	if (res->text) {
 		/* Python frames of gdb's extension carry their source lines;
 		 * faulthandler-like texts get them here. */
-		if (smt_pystack_add_source(res->text, res->len, it->cwd[0] ? it->cwd : NULL,
-					   &it->text) < 0)
+		if (add_source(it, res->text, res->len, &it->text) < 0)
 			it->text = strndup(res->text, res->len);
 		/* Why a Python rank shows only C frames (what to install), or
 		 * that the text was cut: the last line, for the person reading. */
@@ -267,6 +280,7 @@ int smt_collect_start(const struct smt_collect_config *cfg, const struct smt_col
 		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)t[i].pid);
 		k = t[i].pid > 0 ? readlink(path, it->cwd, sizeof(it->cwd) - 1) : -1;
 		it->cwd[k > 0 ? k : 0] = '\0';
+		it->have_cred = t[i].pid > 0 && smt_rankcred_of(NULL, t[i].pid, &it->cred) == 0;
 		if (t[i].ended || t[i].pid <= 0) {
 			it->reason = strdup(t[i].pid > 0 ? "the rank has ended" : "the rank never ran");
 			item_done(it);
@@ -322,7 +336,7 @@ void smt_collect_output_ended(struct smt_collect *c, int rank)
 	smt_pystack_end(it->dump);
 	text = smt_pystack_text(it->dump, &len);
 	if (text) {
-		smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->text);
+		add_source(it, text, len, &it->text);
 	} else {
 		it->reason = strdup("no traceback on its stderr after SIGABRT (not a Python rank, "
 				    "or faulthandler disabled)");

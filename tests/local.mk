@@ -23,6 +23,7 @@ include $(srcdir)/tests/ship.mk
 include $(srcdir)/tests/stacks.mk
 include $(srcdir)/tests/curlload.mk
 include $(srcdir)/tests/crash.mk
+include $(srcdir)/tests/hostile.mk
 EXTRA_DIST += tests/fuzz
 
 # The documents that describe the code, checked against it (issue 17).

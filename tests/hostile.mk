@@ -1,0 +1,12 @@
+# A rank that is not root, and not friendly (smtd(8) SECURITY): each attack
+# a rank running as uid 65534 can try, against the real daemon and tools.
+HOSTILE_UNIT = tests/unit/test_rankcred
+check_PROGRAMS += $(HOSTILE_UNIT)
+TESTS += $(HOSTILE_UNIT)
+tests_unit_test_rankcred_SOURCES = tests/unit/test_rankcred.c
+tests_unit_test_rankcred_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_rankcred_LDADD = $(TEST_LIBS)
+
+HOSTILE_TESTS = tests/integration/hostile_stacks.sh
+TESTS += $(HOSTILE_TESTS)
+EXTRA_DIST += $(HOSTILE_TESTS)
