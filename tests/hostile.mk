@@ -7,6 +7,7 @@ tests_unit_test_rankcred_SOURCES = tests/unit/test_rankcred.c
 tests_unit_test_rankcred_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_rankcred_LDADD = $(TEST_LIBS)
 
-HOSTILE_TESTS = tests/integration/hostile_stacks.sh tests/integration/hostile_channels.sh
+HOSTILE_TESTS = tests/integration/hostile_stacks.sh tests/integration/hostile_channels.sh \
+	tests/integration/hostile_ranklog.sh
 TESTS += $(HOSTILE_TESTS)
 EXTRA_DIST += $(HOSTILE_TESTS)
