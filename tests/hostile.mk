@@ -11,6 +11,7 @@ tests_unit_test_procenv_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_procenv_LDADD = $(TEST_LIBS)
 
 HOSTILE_TESTS = tests/integration/hostile_stacks.sh tests/integration/hostile_channels.sh \
-	tests/integration/hostile_orted.sh tests/integration/hostile_ranklog.sh
+	tests/integration/hostile_orted.sh tests/integration/hostile_ranklog.sh \
+	tests/integration/hostile_conns.sh
 TESTS += $(HOSTILE_TESTS)
 EXTRA_DIST += $(HOSTILE_TESTS)
