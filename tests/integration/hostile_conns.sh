@@ -6,6 +6,9 @@
 #     all the group member's).
 #  2. 16 long polls over TCP from 127.0.0.1 hold 12 places (three quarters):
 #     a liveness probe from 127.0.0.2 still gets /healthz (it was refused).
+#  3. Over TCP only the probes' requests are served (an allowlist): GET
+#     /v1/stacks (source lines) and /v1/lines get 403 saying so (stacks
+#     were served before).
 # The job (sleep) runs on untouched and ends as it would have.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
@@ -95,6 +98,15 @@ assert_eq "$(cat "$T/nb/tcp.ready")" 4 "TCP connections from one address refused
 curl -s --max-time 5 --interface 127.0.0.2 "http://127.0.0.1:$PORT/healthz" >"$T/probe" ||
 	fail "a probe from 127.0.0.2 got nothing"
 assert_contains "$T/probe" '"ok"' "a probe from another address"
+
+# --- 3. TCP serves the probes' requests only: no stacks, no lines --------
+for path in /v1/stacks "/v1/lines?from=0"; do
+	code=$(curl -s --max-time 5 --interface 127.0.0.3 -o "$T/tcp.body" -w '%{http_code}' \
+		"http://127.0.0.1:$PORT$path")
+	assert_eq "$code" 403 "GET $path over TCP"
+	assert_contains "$T/tcp.body" "${path%%\?*} is not served over TCP (only /healthz, /readyz, /v1/status, /v1/logs and /metrics)" \
+		"why GET $path is refused over TCP"
+done
 
 touch "$T/nb/go"
 wait $H1 $H2
