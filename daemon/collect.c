@@ -17,6 +17,7 @@
 #include "rankcred.h"
 #include "smt_proto.h"
 #include "stacks.h"
+#include "textesc.h"
 
 struct item {
 	struct smt_collect *c;
@@ -62,15 +63,23 @@ int smt_collect_is_python(pid_t pid)
 	return strncmp(base, "python", 6) == 0;
 }
 
-/* TEXT with its frames' source lines, read as the rank; without them when
- * the rank's credentials could not be read (it had gone). */
+/* TEXT with its frames' source lines, read as the rank (without them when
+ * the rank's credentials could not be read: it had gone), its control
+ * bytes escaped. */
 static int add_source(struct item *it, const char *text, size_t len, char **out)
 {
-	if (!it->have_cred) {
-		*out = strndup(text, len);
-		return *out ? 0 : -ENOMEM;
-	}
-	return smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->cred, out);
+	char *with = NULL;
+	int rc = 0;
+
+	if (!it->have_cred)
+		with = strndup(text, len);
+	else
+		rc = smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->cred, &with);
+	/* Every byte here is the rank's choice (names, source lines): on its
+	 * way to the failure file, the log and a terminal it stays text. */
+	*out = with ? smt_text_escape_controls(with, strlen(with)) : NULL;
+	free(with);
+	return rc < 0 ? rc : *out ? 0 : -ENOMEM;
 }
 
 static void maybe_free(struct smt_collect *c)
