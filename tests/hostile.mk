@@ -15,6 +15,6 @@ tests_unit_test_ctlesc_LDADD = $(TEST_LIBS)
 
 HOSTILE_TESTS = tests/integration/hostile_stacks.sh tests/integration/hostile_channels.sh \
 	tests/integration/hostile_orted.sh tests/integration/hostile_ranklog.sh \
-	tests/integration/hostile_conns.sh
+	tests/integration/hostile_conns.sh tests/integration/hostile_sources.sh
 TESTS += $(HOSTILE_TESTS)
 EXTRA_DIST += $(HOSTILE_TESTS)
