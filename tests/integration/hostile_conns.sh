@@ -75,7 +75,8 @@ for s in held:
 with open(ready + ".tmp", "w") as f:
     f.write(str(refused))
 os.rename(ready + ".tmp", ready)
-while not os.path.exists(go):
+# Until told, or until the test's directory is gone (it failed).
+while not os.path.exists(go) and os.path.isdir(os.path.dirname(go)):
     time.sleep(0.05)
 PY
 chmod 644 "$T/hold.py"
