@@ -75,7 +75,14 @@ static void test_mark_after_large_env(void **state)
 	assert_int_equal(smt_proc_has_env(dir, 102, "SM_HPS={\"x\""), 0);
 	assert_int_equal(smt_proc_has_env(dir, 102, "PATH=/bin"), 1);
 	assert_int_equal(smt_proc_has_env(dir, 103, "PATH=/bin"), -ESRCH);
+}
+
+/* Also after a failed assertion: nothing is left in /tmp. */
+static int teardown(void **state)
+{
 	char p[128];
+
+	(void)state;
 	for (int pid = 100; pid <= 102; pid++) {
 		snprintf(p, sizeof(p), "%s/%d/environ", dir, pid);
 		unlink(p);
@@ -83,6 +90,7 @@ static void test_mark_after_large_env(void **state)
 		rmdir(p);
 	}
 	rmdir(dir);
+	return 0;
 }
 
 int main(void)
@@ -91,5 +99,5 @@ int main(void)
 		cmocka_unit_test(test_mark_after_large_env),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, teardown);
 }
