@@ -76,6 +76,8 @@ struct conn {
 	struct conn *run_prev, *run_next;  /* the run queue, when on it */
 	int on_run_queue;
 	int is_tcp;
+	int uid;            /* the client's, from SO_PEERCRED; -1 over TCP */
+	struct sockaddr_storage addr; /* over TCP: the client's address */
 	int open_handles;
 	int closing;        /* uv_close called */
 	int reading;        /* uv_read_start in effect */
@@ -742,6 +744,54 @@ static void peer_cred(struct conn *c, int is_tcp, struct smt_httpconn_peer *peer
 	peer->pid = (int)cred.pid;
 }
 
+/* Over TCP, whether two clients come from the same address (any port). */
+static int same_source(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+	return 0;
+}
+
+/*
+ * Whether C may stay, given who holds the places already (smtd(8),
+ * SECURITY).  On the socket, root and smtd's user (the leader's channel
+ * arrives as root's smtctl dial-stdio, an operator's smtctl kill as root)
+ * may take every place; anyone else - the socket's group, read-only - only
+ * MAX less an eighth, and one user at most a quarter of MAX.  Over TCP one
+ * address may take at most three quarters of the places, so that probes
+ * from elsewhere still get in.  Counted among the open connections, C
+ * included.
+ */
+static int within_limits(const struct smt_api *api, const struct conn *c)
+{
+	unsigned max = c->is_tcp ? api->max_tcp_conns : api->max_conns, open = 0, mine = 0;
+
+	for (const struct conn *o = api->conns; o; o = o->next) {
+		if (o->is_tcp != c->is_tcp || o->closing)
+			continue;
+		open++;
+		if (c->is_tcp ? same_source(&o->addr, &c->addr) : o->uid == c->uid)
+			mine++;
+	}
+	if (open > max)
+		return 0;
+	if (c->is_tcp)
+		return mine <= (max - max / 4 ? max - max / 4 : 1);
+	if (c->uid == 0 || c->uid == api->uid)
+		return 1;
+	unsigned others = 0;
+	for (const struct conn *o = api->conns; o; o = o->next)
+		if (!o->is_tcp && !o->closing && o->uid != 0 && o->uid != api->uid)
+			others++;
+	return others <= (max - max / 8 ? max - max / 8 : 1) && mine <= (max / 4 ? max / 4 : 1);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
 	struct listener *l = server->data;
@@ -785,27 +835,37 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	api->stats.accepted++;
 	api->fresh = 1;
+	struct smt_httpconn_peer peer = { .daemon_uid = api->uid, .read_only = l->is_tcp };
+
+	peer_cred(c, l->is_tcp, &peer);
+	c->uid = peer.uid;
+	if (c->is_tcp) {
+		int alen = (int)sizeof(c->addr);
+		uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&c->addr, &alen);
+	}
 	/* Each listener has its own limit: probes over TCP never take the
 	 * places of the control socket's clients and the leader's channels. */
-	unsigned open = c->is_tcp ? api->tcp_conns : api->unix_conns;
 	unsigned max = c->is_tcp ? api->max_tcp_conns : api->max_conns;
-	if (open > max || api->closing) {
+	if (!within_limits(api, c) || api->closing) {
 		uv_buf_t b = uv_buf_init((char *)too_many, sizeof too_many - 1);
 		api->stats.rejected++;
 		/* A storm of clients must not become a storm of log lines. */
 		if (uv_now(api->loop) - api->last_refusal_log >= 1000) {
 			api->last_refusal_log = uv_now(api->loop);
-			smt_warn("control API: refusing connections %s: %u are open already "
-				 "(%lu refused so far)", c->is_tcp ? "over TCP" : "on the socket",
-				 max, api->stats.rejected);
+			char who[INET6_ADDRSTRLEN + 16] = "";
+			if (c->is_tcp)
+				uv_ip_name((struct sockaddr *)&c->addr, who, sizeof(who));
+			else
+				snprintf(who, sizeof(who), "uid %d", c->uid);
+			smt_warn("control API: refusing connections %s from %s: %u places, some kept "
+				 "for root and for other %s (%lu refused so far)",
+				 c->is_tcp ? "over TCP" : "on the socket", who, max,
+				 c->is_tcp ? "addresses" : "users", api->stats.rejected);
 		}
 		uv_try_write(&c->h.stream, &b, 1);
 		conn_close(c);
 		return;
 	}
-	struct smt_httpconn_peer peer = { .daemon_uid = api->uid, .read_only = l->is_tcp };
-
-	peer_cred(c, l->is_tcp, &peer);
 	if (smt_httpconn_new(api->ops, api->ctx, &peer, &api->stats, &c->http) < 0 ||
 	    uv_timer_start(&c->timer, on_idle_timeout, api->idle_ms, 0) < 0) {
 		smt_warn("control API: could not set up a client connection");

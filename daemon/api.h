@@ -20,7 +20,11 @@
  * daemon's own uid; the header means nothing from anyone else, and nothing
  * over TCP.  Beyond SMT_API_MAX_CONNECTIONS open connections on the Unix
  * socket, or SMT_API_MAX_TCP_CONNECTIONS over TCP (each listener counts
- * its own), a new one gets a 503 and is closed at once.
+ * its own), a new one gets a 503 and is closed at once.  Within those, a
+ * client that is neither root nor the daemon's uid shares the socket's
+ * places less an eighth (kept for root: the leader's channel, an
+ * operator's kill) and holds at most a quarter of them per uid; over TCP
+ * one address holds at most three quarters.
  *
  * Pipelined requests are answered one at a time: a connection's next
  * request is read only while its unsent answers stay under

@@ -14,13 +14,17 @@
 #include "log.h"
 #include "procfs.h"
 #include "pystack.h"
+#include "rankcred.h"
 #include "smt_proto.h"
 #include "stacks.h"
+#include "textesc.h"
 
 struct item {
 	struct smt_collect *c;
 	struct smt_collect_target t;
 	char cwd[4096];
+	struct smt_rankcred cred;   /* source files are read as the rank */
+	int have_cred;
 	struct smt_pystack *dump;   /* ABORT: its faulthandler dump */
 	char *text;
 	char *reason;
@@ -57,6 +61,25 @@ int smt_collect_is_python(pid_t pid)
 	base = strrchr(exe, '/');
 	base = base ? base + 1 : exe;
 	return strncmp(base, "python", 6) == 0;
+}
+
+/* TEXT with its frames' source lines, read as the rank (without them when
+ * the rank's credentials could not be read: it had gone), its control
+ * bytes escaped. */
+static int add_source(struct item *it, const char *text, size_t len, char **out)
+{
+	char *with = NULL;
+	int rc = 0;
+
+	if (!it->have_cred)
+		with = strndup(text, len);
+	else
+		rc = smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->cred, &with);
+	/* Every byte here is the rank's choice (names, source lines): on its
+	 * way to the failure file, the log and a terminal it stays text. */
+	*out = with ? smt_text_escape_controls(with, strlen(with)) : NULL;
+	free(with);
+	return rc < 0 ? rc : *out ? 0 : -ENOMEM;
 }
 
 static void maybe_free(struct smt_collect *c)
@@ -144,7 +167,7 @@ static void finish(struct smt_collect *c)
 			size_t len;
 			const char *part = it->dump ? smt_pystack_text(it->dump, &len) : NULL;
 			if (part)
-				smt_pystack_add_source(part, len, it->cwd[0] ? it->cwd : NULL, &it->text);
+				add_source(it, part, len, &it->text);
 			if (!it->text && !it->reason &&
 			    asprintf(&it->reason, "timed out after %u ms", c->cfg.timeout_ms) < 0)
 				it->reason = NULL;
@@ -194,8 +217,7 @@ static void on_stack(void *arg, const struct smt_stack_result *res)
 	if (res->text) {
 		/* Python frames of gdb's extension carry their source lines;
 		 * faulthandler-like texts get them here. */
-		if (smt_pystack_add_source(res->text, res->len, it->cwd[0] ? it->cwd : NULL,
-					   &it->text) < 0)
+		if (add_source(it, res->text, res->len, &it->text) < 0)
 			it->text = strndup(res->text, res->len);
 		/* Why a Python rank shows only C frames (what to install), or
 		 * that the text was cut: the last line, for the person reading. */
@@ -267,6 +289,7 @@ int smt_collect_start(const struct smt_collect_config *cfg, const struct smt_col
 		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)t[i].pid);
 		k = t[i].pid > 0 ? readlink(path, it->cwd, sizeof(it->cwd) - 1) : -1;
 		it->cwd[k > 0 ? k : 0] = '\0';
+		it->have_cred = t[i].pid > 0 && smt_rankcred_of(NULL, t[i].pid, &it->cred) == 0;
 		if (t[i].ended || t[i].pid <= 0) {
 			it->reason = strdup(t[i].pid > 0 ? "the rank has ended" : "the rank never ran");
 			item_done(it);
@@ -322,7 +345,7 @@ void smt_collect_output_ended(struct smt_collect *c, int rank)
 	smt_pystack_end(it->dump);
 	text = smt_pystack_text(it->dump, &len);
 	if (text) {
-		smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->text);
+		add_source(it, text, len, &it->text);
 	} else {
 		it->reason = strdup("no traceback on its stderr after SIGABRT (not a Python rank, "
 				    "or faulthandler disabled)");

@@ -39,6 +39,7 @@
 #include "daemon_int.h"
 #include "log.h"
 #include "peers.h"
+#include "safefile.h"
 #include "spawn.h"
 #include "strv.h"
 
@@ -283,9 +284,12 @@ static int write_hostfile(struct smt_daemon *d)
 
 	if (path == NULL)
 		return 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
+	/* Where the job may write too: never a FIFO, a link or another's file. */
+	fd = smt_safefile_open(AT_FDCWD, path, SMT_SAFEFILE_TRUNCATE, 0644);
+	if (fd < 0) {
+		smt_error("hostfile %s: %s", path, smt_safefile_strerror(fd));
+		return fd;
+	}
 	size_t len = strlen(contents);
 	if (write(fd, contents, len) != (ssize_t)len)
 		rc = -EIO;
@@ -346,7 +350,7 @@ static void launch(struct smt_daemon *d)
 	if (rc < 0) {
 		free(envp);
 		fail_launch(d, smt_failure_text(SMT_FAIL_LAUNCH, "cannot write the hostfile: %s",
-						strerror(-rc)));
+						smt_safefile_strerror(rc)));
 		return;
 	}
 	if (smt_cgroup_oom_kills("/sys/fs/cgroup", "/proc/self/cgroup", &d->oom_kills) < 0)

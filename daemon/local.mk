@@ -28,6 +28,8 @@ daemon_libsmtd_a_SOURCES += daemon/options.c daemon/options.h \
 daemon_libsmtd_a_SOURCES += daemon/spawn.c daemon/spawn.h \
 	daemon/reaper.c daemon/reaper.h \
 	daemon/procfs.c daemon/procfs.h \
+	daemon/rankcred.c daemon/rankcred.h \
+	daemon/safefile.c daemon/safefile.h \
 	daemon/pidwatch.c daemon/pidwatch.h \
 	daemon/jobtree.c daemon/jobtree.h \
 	daemon/cgroup.c daemon/cgroup.h \

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "merge.h"
 #include "output.h"
+#include "safefile.h"
 #include "smt_proto.h"
 #include "textesc.h"
 
@@ -470,14 +471,12 @@ static int open_ranklog(struct smt_output *o, int rank, struct ranklog **out)
 		}
 	}
 	snprintf(name, sizeof(name), "rank-%d.log", rank);
-	/* Never through a link someone planted there. */
-	fd = openat(o->ranklog_dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+	/* Never through a link, a FIFO or a file someone planted there. */
+	fd = smt_safefile_open(o->ranklog_dirfd, name, SMT_SAFEFILE_APPEND, 0644);
 	if (fd < 0) {
-		rc = -errno;
 		smt_error("--rank-log-dir %s/%s: %s; rank %d's lines are not written there",
-			  o->cfg.rank_log_dir, name, strerror(errno), rank);
-		return rc;
+			  o->cfg.rank_log_dir, name, smt_safefile_strerror(fd), rank);
+		return fd;
 	}
 	l = calloc(1, sizeof(*l));
 	if (!l || smt_fdwriter_new(o->cfg.loop, fd, 1, name, SMT_OUTPUT_RANKLOG_CAP,

@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -100,7 +102,8 @@ struct smt_peers {
 	char **job_hosts;       /* our copy of cfg.job_hosts */
 	struct smt_logpipe *log; /* the channels' ssh messages */
 	char name[64];          /* prefix of the connections' abstract names */
-	char path[108];         /* the socket curl connects to; "" for abstract */
+	char path[108];         /* the socket curl connects to (maybe through dirfd) */
+	int dirfd;              /* the socket's directory when its path is too long; -1 */
 	int listen_fd;
 	uv_poll_t listener;
 	unsigned nconnections;
@@ -134,8 +137,14 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return CURL_SOCKET_BAD;
-	n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s-p%zu-%u", ps->name,
-		     p->index, ps->nconnections++);
+	/* Random, so that no one can take the name first (abstract names are
+	 * listed in /proc/net/unix for everyone); the listener checks the
+	 * connection's process anyway. */
+	uint64_t nonce = 0;
+	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+		nonce = uv_hrtime() ^ ((uint64_t)ps->nconnections << 32);
+	n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s-p%zu-%u-%016llx", ps->name,
+		     p->index, ps->nconnections++, (unsigned long long)nonce);
 	if (bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
 		smt_warn("cannot bind a channel socket for %s: %s", p->host, strerror(errno));
 		close(fd);
@@ -200,8 +209,20 @@ static void on_accept(uv_poll_t *h, int status, int events)
 		struct sockaddr_un un;
 		socklen_t len = sizeof(un);
 		int fd = accept4(ps->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
 		if (fd < 0)
 			break;
+		/* Only curl, in this process, connects here: anyone else's
+		 * connection would become the stdin of our ssh to a worker,
+		 * which trusts it as the leader. */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid != getpid()) {
+			smt_warn("a connection to the workers' channel socket from pid %d (uid %d), "
+				 "not smtd: closed", clen == sizeof(cred) ? (int)cred.pid : -1,
+				 clen == sizeof(cred) ? (int)cred.uid : -1);
+			close(fd);
+			continue;
+		}
 		memset(&un, 0, sizeof(un));
 		size_t index = (size_t)-1;
 		if (getpeername(fd, (struct sockaddr *)&un, &len) == 0 && len > offsetof(struct sockaddr_un, sun_path) + 1) {
@@ -219,56 +240,75 @@ static void on_accept(uv_poll_t *h, int status, int events)
 /*
  * The socket curl connects to.  A path, because curl 7.88 takes a
  * connection to an abstract socket for one that is still resolving and
- * never reuses it (every request would cost an ssh handshake); abstract
- * only when the path does not fit.  Mode 0600: a connection here makes us
- * run ssh.
+ * never reuses it (every request would cost an ssh handshake) - and never
+ * an abstract socket for another reason: anyone may connect to one.  A path
+ * too long for a socket address is reached through its directory's
+ * descriptor (/proc/self/fd/N/NAME), which curl, in this process, can use
+ * too.  Mode 0600, and every connection's process is checked (on_accept):
+ * a connection here makes us run ssh.
  */
+static int channel_path(struct smt_peers *ps)
+{
+	const char *want = ps->cfg.channel_socket, *slash;
+	char dir[PATH_MAX];
+	int n;
+
+	if (want == NULL || want[0] == '\0')
+		return -EINVAL;
+	n = snprintf(ps->path, sizeof(ps->path), "%s", want);
+	if (n > 0 && (size_t)n < sizeof(ps->path))
+		return 0;
+	slash = strrchr(want, '/');
+	if (slash == NULL || (size_t)(slash - want) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - want), want);
+	ps->dirfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ps->dirfd < 0)
+		return -errno;
+	n = snprintf(ps->path, sizeof(ps->path), "/proc/self/fd/%d/%s", ps->dirfd, slash + 1);
+	return n > 0 && (size_t)n < sizeof(ps->path) ? 0 : -ENAMETOOLONG;
+}
+
 static int open_listener(struct smt_peers *ps)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	socklen_t len;
-	int n;
+	struct stat st;
+	const char *shown = ps->cfg.channel_socket ? ps->cfg.channel_socket : "(none)";
+	int rc, bound = 0;
 
 	snprintf(ps->name, sizeof(ps->name), "smtd-%d-%lx", (int)getpid(), (unsigned long)uv_hrtime());
+	rc = channel_path(ps);
+	if (rc < 0)
+		goto fail;
 	ps->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (ps->listen_fd < 0)
-		return -errno;
-	n = ps->cfg.channel_socket ? snprintf(ps->path, sizeof(ps->path), "%s", ps->cfg.channel_socket) : -1;
-	if (n > 0 && (size_t)n < sizeof(ps->path) && (size_t)n < sizeof(un.sun_path)) {
-		struct stat st;
-
-		memcpy(un.sun_path, ps->path, (size_t)n + 1);
-		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
-		/* A stale socket of ours is replaced; anything else stays and
-		 * makes bind fail, saying so. */
-		if (lstat(ps->path, &st) == 0 && S_ISSOCK(st.st_mode))
-			unlink(ps->path);
-	} else {
-		if (ps->cfg.channel_socket)
-			smt_warn("%s: path too long for a socket; connections to the workers "
-				 "will not be reused", ps->cfg.channel_socket);
-		ps->path[0] = '\0';
-		n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s", ps->name);
-		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	if (ps->listen_fd < 0) {
+		rc = -errno;
+		goto fail;
 	}
-	int bound = bind(ps->listen_fd, (struct sockaddr *)&un, len) == 0;
-	if (!bound || (ps->path[0] && chmod(ps->path, 0600) < 0) ||
-	    listen(ps->listen_fd, SOMAXCONN) < 0) {
-		int rc = -errno;
-		smt_error("cannot listen on %s for the channels to the workers: %s",
-			  ps->path[0] ? ps->path : "an abstract socket", strerror(errno));
-		close(ps->listen_fd);
-		ps->listen_fd = -1;
-		/* Only what we created goes. */
-		if (bound && ps->path[0])
-			unlink(ps->path);
-		ps->path[0] = '\0';
-		return rc;
+	memcpy(un.sun_path, ps->path, strlen(ps->path) + 1);
+	/* A stale socket of ours is replaced; anything else stays and makes
+	 * bind fail, saying so. */
+	if (lstat(ps->path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(ps->path);
+	bound = bind(ps->listen_fd, (struct sockaddr *)&un, sizeof(un)) == 0;
+	if (!bound || chmod(ps->path, 0600) < 0 || listen(ps->listen_fd, SOMAXCONN) < 0) {
+		rc = -errno;
+		goto fail;
 	}
 	uv_poll_init(ps->loop, &ps->listener, ps->listen_fd);
 	ps->listener.data = ps;
 	ps->handles_open++;
 	return uv_poll_start(&ps->listener, UV_READABLE, on_accept);
+fail:
+	smt_error("cannot listen on %s for the channels to the workers: %s", shown, strerror(-rc));
+	if (ps->listen_fd >= 0)
+		close(ps->listen_fd);
+	ps->listen_fd = -1;
+	/* Only what we created goes. */
+	if (bound)
+		unlink(ps->path);
+	ps->path[0] = '\0';
+	return rc;
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
@@ -313,10 +353,7 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		goto fail;
 	snprintf(url, sizeof(url), "%s%s", p->url, path);
 	curl_easy_setopt(r->easy, CURLOPT_URL, url);
-	if (ps->path[0])
-		curl_easy_setopt(r->easy, CURLOPT_UNIX_SOCKET_PATH, ps->path);
-	else
-		curl_easy_setopt(r->easy, CURLOPT_ABSTRACT_UNIX_SOCKET, ps->name);
+	curl_easy_setopt(r->easy, CURLOPT_UNIX_SOCKET_PATH, ps->path);
 	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETDATA, p);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -753,6 +790,8 @@ static void handle_closed(uv_handle_t *h)
 		close(ps->listen_fd);
 	if (ps->path[0])
 		unlink(ps->path);
+	if (ps->dirfd >= 0)
+		close(ps->dirfd);
 	free_copies(ps);
 }
 
@@ -790,6 +829,7 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	}
 	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
 	ps->listen_fd = -1;
+	ps->dirfd = -1;
 	/* The caller's arrays need not outlive this call. */
 	ps->job_hosts = calloc(cfg->njob_hosts ? cfg->njob_hosts : 1, sizeof(*ps->job_hosts));
 	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
@@ -807,6 +847,8 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	if (rc < 0) {
 		smt_error("cannot open the workers' channel socket: %s", strerror(-rc));
 		smt_curluv_close(ps->cu);
+		if (ps->dirfd >= 0)
+			close(ps->dirfd);
 		free_copies(ps);
 		return rc;
 	}

@@ -85,31 +85,72 @@ int smt_proc_stat(const char *proc, pid_t pid, struct smt_proc_stat *st)
 	return 0;
 }
 
+/* Whether the environment entry E (N bytes; PARTIAL: only its start)
+ * is ASSIGNMENT (ALEN bytes; ending in '=': NAME with any value). */
+static int env_matches(const char *e, size_t n, int partial, const char *assignment, size_t alen)
+{
+	int any = alen && assignment[alen - 1] == '=';
+
+	if (n < alen || memcmp(e, assignment, alen) != 0)
+		return 0;
+	return any || (n == alen && !partial);
+}
+
+/*
+ * The whole of environ, a window at a time: the job's mark may come after
+ * hundreds of KiB of hyperparameters (SM_HPS, SM_TRAINING_ENV).  An entry
+ * longer than the window is judged by its start and skipped.
+ */
 int smt_proc_has_env(const char *proc, pid_t pid, const char *assignment)
 {
 	char path[64];
-	size_t alen = strlen(assignment), cap = 64 * 1024, len;
+	const size_t cap = 64 * 1024;
+	size_t alen = strlen(assignment), have = 0;
 	char *buf = malloc(cap);
-	int rc, found = 0;
+	int fd, rc = 0, skipping = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/%d/environ", proc ? proc : "/proc", (int)pid);
-	rc = read_file(path, buf, cap, &len);
-	if (rc == 0) {
-		for (size_t off = 0; off < len;) {
-			const char *e = buf + off;
-			size_t el = strnlen(e, len - off);
-			int any = alen && assignment[alen - 1] == '=';
-
-			if ((el == alen || (any && el > alen)) && memcmp(e, assignment, alen) == 0) {
-				found = 1;
-				break;
-			}
-			off += el + 1;
-		}
-		rc = found;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return errno == ENOENT ? -ESRCH : -errno;
 	}
+	while (rc == 0) {
+		ssize_t n = read(fd, buf + have, cap - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = errno == ESRCH ? -ESRCH : -errno;
+			break;
+		}
+		size_t len = have + (size_t)n, off = 0;
+		for (;;) {
+			char *z = memchr(buf + off, '\0', len - off);
+			if (z == NULL)
+				break;
+			if (!skipping && env_matches(buf + off, (size_t)(z - buf) - off, 0, assignment, alen))
+				rc = 1;
+			skipping = 0;
+			off = (size_t)(z - buf) + 1;
+		}
+		have = len - off;
+		memmove(buf, buf + off, have);
+		if (n == 0) {
+			/* The last entry may lack its NUL. */
+			if (have && !skipping && env_matches(buf, have, 0, assignment, alen))
+				rc = 1;
+			break;
+		}
+		if (have == cap) {
+			if (!skipping && env_matches(buf, have, 1, assignment, alen))
+				rc = 1;
+			skipping = 1;
+			have = 0;
+		}
+	}
+	close(fd);
 	free(buf);
 	return rc;
 }
@@ -203,6 +244,12 @@ pid_t smt_proc_pid_max(void)
 
 pid_t smt_proc_find_comm(const char *proc, const char *comm)
 {
+	return smt_proc_find_comm_if(proc, comm, NULL, NULL);
+}
+
+pid_t smt_proc_find_comm_if(const char *proc, const char *comm, int (*ok)(void *arg, pid_t pid),
+			    void *arg)
+{
 	DIR *d = opendir(proc ? proc : "/proc");
 	struct dirent *de;
 	pid_t found = 0;
@@ -214,7 +261,8 @@ pid_t smt_proc_find_comm(const char *proc, const char *comm)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		if (smt_proc_stat(proc, (pid_t)atoi(de->d_name), &st) == 0 &&
-		    strcmp(st.comm, comm) == 0 && st.state != 'Z' && st.state != 'X')
+		    strcmp(st.comm, comm) == 0 && st.state != 'Z' && st.state != 'X' &&
+		    (ok == NULL || ok(arg, st.pid)))
 			found = st.pid;
 	}
 	closedir(d);

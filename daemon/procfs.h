@@ -61,6 +61,11 @@ int smt_proc_signal(pid_t pid, uint64_t start, int signo);
  * its PID, 0 when there is none, or -errno. */
 pid_t smt_proc_find_comm(const char *proc, const char *comm);
 
+/* As smt_proc_find_comm, the first for which OK(ARG, PID) is nonzero: a
+ * process anyone may name COMM must not hide the one sought. */
+pid_t smt_proc_find_comm_if(const char *proc, const char *comm, int (*ok)(void *arg, pid_t pid),
+			    void *arg);
+
 /* The largest PID this kernel hands out (/proc/sys/kernel/pid_max; 4194304
  * when unreadable). */
 pid_t smt_proc_pid_max(void);

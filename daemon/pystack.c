@@ -2,14 +2,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dynbuf.h"
 #include "pystack.h"
+#include "rankcred.h"
 
 #define DEFAULT_MAX (64 * 1024)
 /* Lines the interpreter may write between the error and the first thread. */
@@ -17,6 +20,9 @@
 #define NOTE_ROOM 48
 #define SOURCE_FILES_MAX 64
 #define SOURCE_LINE_MAX 200
+/* Bytes of source files read for one dump: the reads run on the loop, and
+ * a file the rank names may be as large as it likes. */
+#define SOURCE_BYTES_MAX (8 * 1024 * 1024)
 
 enum state { IDLE, PRE, IN };
 
@@ -179,6 +185,8 @@ void smt_pystack_free(struct smt_pystack *p)
 struct sources {
 	char *names[SOURCE_FILES_MAX];
 	size_t n;
+	const struct smt_rankcred *cred;
+	size_t budget;            /* bytes still to be read */
 };
 
 /* Appends that remember a failure, so the caller checks once. */
@@ -193,40 +201,51 @@ static void put(struct outbuf *o, const char *s, size_t n)
 		o->oom = 1;
 }
 
-/* Line NUM of PATH, trimmed, into BUF; 0 when it cannot be had. */
-static int read_source_line(const char *path, long num, char *buf, size_t size)
+/* Line NUM of PATH, trimmed, into BUF; 0 when it cannot be had.  PATH is
+ * opened as the rank (CRED): never through a final link, never a FIFO or a
+ * device, and at most *BUDGET bytes are read (what is read is taken off). */
+static int read_source_line(const struct smt_rankcred *cred, const char *path, long num,
+			    char *buf, size_t size, size_t *budget)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n = -1;
-	int found = 0;
+	char chunk[16 * 1024];
+	size_t k = 0;
+	long line = 1;
+	int fd = smt_rankcred_open(cred, path), found = 0, done = 0;
 
-	if (f == NULL)
+	if (fd < 0)
 		return 0;
-	for (long i = 1; i <= num; i++) {
-		n = getline(&line, &cap, f);
-		if (n < 0)
+	while (!done && *budget > 0) {
+		ssize_t n = read(fd, chunk, sizeof(chunk) < *budget ? sizeof(chunk) : *budget);
+		if (n <= 0) {
+			done = 1;
+			found = line == num && k > 0;
 			break;
-	}
-	if (n >= 0) {
-		char *s = line;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		size_t k = strcspn(s, "\r\n");
-		while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
-			k--;
-		if (k > 0) {
-			if (k >= size)
-				k = size - 1;
-			memcpy(buf, s, k);
-			buf[k] = '\0';
-			found = 1;
+		}
+		*budget -= (size_t)n;
+		for (ssize_t i = 0; i < n && !done; i++) {
+			if (chunk[i] == '\n') {
+				done = line == num;
+				found = done && k > 0;
+				line++;
+			} else if (line == num && k < size - 1) {
+				buf[k++] = chunk[i];
+			}
 		}
 	}
-	free(line);
-	fclose(f);
-	return found;
+	close(fd);
+	if (!found)
+		return 0;
+	buf[k] = '\0';
+	/* Trimmed: indentation, trailing blanks, a CR. */
+	char *s = buf;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	k = strcspn(s, "\r\n");
+	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t'))
+		k--;
+	memmove(buf, s, k);
+	buf[k] = '\0';
+	return k > 0;
 }
 
 /* Whether FILE may be opened: a real path, within the bound on files. */
@@ -271,12 +290,13 @@ static int source_for(struct sources *src, const char *s, size_t n, const char *
 	} else {
 		snprintf(path, sizeof(path), "%s", file);
 	}
-	return read_source_line(path, num, buf, size);
+	return read_source_line(src->cred, path, num, buf, size, &src->budget);
 }
 
-int smt_pystack_add_source(const char *text, size_t len, const char *cwd, char **out)
+int smt_pystack_add_source(const char *text, size_t len, const char *cwd,
+			   const struct smt_rankcred *cred, char **out)
 {
-	struct sources src = { 0 };
+	struct sources src = { .cred = cred, .budget = SOURCE_BYTES_MAX };
 	struct outbuf o = { .oom = 0 };
 	const char *s = text, *end = text + len;
 	char code[SOURCE_LINE_MAX + 1];

@@ -72,9 +72,16 @@ void smt_pystack_free(struct smt_pystack *p);
  * taken from CWD (the rank's working directory; NULL: smtd's).  Lines that
  * already have their source line, files that cannot be read, "<frozen ...>"
  * and "<string>" are left as they are; at most 64 distinct files are opened
- * and a source line is cut at 200 bytes.  *OUT is malloc'ed and
- * NUL-terminated.  Returns 0 or -ENOMEM.
+ * and a source line is cut at 200 bytes.  The rank chooses the file names
+ * (co_filename), so every file is opened as the rank (CRED, rankcred.h;
+ * NULL: as smtd, for tests), without blocking or following a final link,
+ * and only a regular file is read, at most 8 MiB for the whole TEXT: a
+ * rank learns nothing it could not read itself, and a FIFO or /dev/zero
+ * costs nothing.  *OUT is malloc'ed and NUL-terminated.  Returns 0 or
+ * -ENOMEM.
  */
-int smt_pystack_add_source(const char *text, size_t len, const char *cwd, char **out);
+struct smt_rankcred;
+int smt_pystack_add_source(const char *text, size_t len, const char *cwd,
+			   const struct smt_rankcred *cred, char **out);
 
 #endif

@@ -269,9 +269,16 @@ static void on_conn(uv_poll_t *h, int status, int events)
 		conn_close(c);
 		return;
 	}
+	memset(&ctl, 0, sizeof(ctl));
 	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	/* On an error the kernel wrote no control data: what the buffer holds
+	 * is not descriptors of this peer's, and none may be closed. */
+	if (n < 0) {
+		conn_close(c);
+		return;
+	}
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;

@@ -329,6 +329,11 @@ enum method_kind { M_GET, M_POST };
 
 enum answer_size { SMALL, LARGE };
 
+/* Who may ask: TCP also serves the probes' and monitors' requests; every
+ * other one is the control socket's alone (smtd(8), SECURITY): what a
+ * network peer may see is this list, not what happens to be read-only. */
+enum reach { SOCKET_ONLY, TCP_TOO };
+
 static const struct route {
 	const char *path;
 	enum method_kind method;
@@ -337,21 +342,23 @@ static const struct route {
 	/* LARGE: the answer grows with the job (hosts, ranks, kept lines)
 	 * and may be deferred (smt_httpconn_set_defer). */
 	enum answer_size size;
+	enum reach reach;
 } routes[] = {
-	{ SMT_PATH_STATUS, M_GET, offsetof(struct smt_api_ops, status), do_status, LARGE },
-	{ SMT_PATH_HEALTHZ, M_GET, offsetof(struct smt_api_ops, healthy), do_healthz, SMALL },
-	{ SMT_PATH_READYZ, M_GET, offsetof(struct smt_api_ops, ready), do_readyz, SMALL },
-	{ SMT_PATH_LOGS, M_GET, offsetof(struct smt_api_ops, logs), do_logs, LARGE },
-	{ SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics, LARGE },
-	{ SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill, SMALL },
+	{ SMT_PATH_STATUS, M_GET, offsetof(struct smt_api_ops, status), do_status, LARGE, TCP_TOO },
+	{ SMT_PATH_HEALTHZ, M_GET, offsetof(struct smt_api_ops, healthy), do_healthz, SMALL, TCP_TOO },
+	{ SMT_PATH_READYZ, M_GET, offsetof(struct smt_api_ops, ready), do_readyz, SMALL, TCP_TOO },
+	{ SMT_PATH_LOGS, M_GET, offsetof(struct smt_api_ops, logs), do_logs, LARGE, TCP_TOO },
+	{ SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics, LARGE, TCP_TOO },
+	{ SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill, SMALL, SOCKET_ONLY },
 	/* The daemons' own protocol; handler NULL: ops->post answers. */
-	{ SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
-	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
-	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
-	{ SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL },
-	/* POST starts a collection (ops->post), GET gives its result. */
-	{ SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL },
-	{ SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE },
+	{ SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
+	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
+	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
+	{ SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL, SOCKET_ONLY },
+	/* POST starts a collection (ops->post), GET gives its result: stacks
+	 * hold source lines, never for the network. */
+	{ SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
+	{ SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE, SOCKET_ONLY },
 };
 
 static int has_op(const struct smt_api_ops *ops, size_t offset)
@@ -412,6 +419,11 @@ void smt_routes_dispatch(struct smt_httpconn *c, int may_defer)
 	}
 	if (is_post && c->peer.read_only) {
 		smt_httpconn_respond_error(c, 403, NULL, "this listener serves read-only requests");
+		return;
+	}
+	if (c->peer.read_only && (!r || r->reach != TCP_TOO)) {
+		smt_httpconn_respond_error(c, 403, NULL, "%.200s is not served over TCP (only "
+			      "/healthz, /readyz, /v1/status, /v1/logs and /metrics)", path);
 		return;
 	}
 	if (is_post && c->peer.uid != 0 && c->peer.uid != c->peer.daemon_uid) {

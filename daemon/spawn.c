@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,12 @@ child_exec(const struct smt_spawn_opts *o, const char *file, int find_err, int e
 			if (fd != errfd)
 				close(fd);
 	}
+	/* Raw calls: they change this thread only, which after fork is the
+	 * whole process, and stay async-signal-safe.  Before the chdir, so
+	 * that the directory too is entered as the user. */
+	if (o->as_user && (syscall(SYS_setgroups, 1, &o->gid) < 0 || syscall(SYS_setgid, o->gid) < 0 ||
+			   syscall(SYS_setuid, o->uid) < 0))
+		goto fail;
 	if (o->cwd && chdir(o->cwd) < 0)
 		goto fail;
 

@@ -28,6 +28,10 @@ struct smt_spawn_opts {
 	int stderr_fd;       /* -1: the daemon's stderr */
 	int cgroup_fd;       /* a cgroup.procs the child joins before exec; -1: none
 				(0 in a zero-initialised struct also means none) */
+	int as_user;         /* 1: the child takes UID and GID (and no other group)
+				before its chdir and exec; a failure is its exec error */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "procfs.h"
+#include "rankcred.h"
 #include "spawn.h"
 #include "stacks.h"
 
@@ -71,6 +73,8 @@ struct read {
 	int libpython;             /* the interpreter is a shared library */
 	char note[PATH_MAX + 128];
 	struct buf out, err;
+	struct smt_rankcred cred;  /* the tools run as the target (rankcred.h) */
+	uint64_t starttime;        /* the target's identity, checked after the read */
 };
 
 struct smt_stacks {
@@ -209,14 +213,32 @@ static int basename_is_python(const char *path)
 	return strncmp(b ? b + 1 : path, "python", 6) == 0;
 }
 
+/* Whether the script at PATH may be sourced by a gdb running as R's
+ * target: always when gdb runs as the target itself (the script can do
+ * nothing the target could not), else only a file no one but root could
+ * have written (rankcred.h), which then goes to gdb by its real path. */
+static int script_ok(struct read *r, char *path, size_t size)
+{
+	char real[PATH_MAX];
+
+	if (!file_exists(path))
+		return 0;
+	if (!r->cred.privileged)
+		return 1;
+	if (!smt_rankcred_trusted(path, real, sizeof(real)) || strlen(real) >= size)
+		return 0;
+	memcpy(path, real, strlen(real) + 1);
+	return 1;
+}
+
 /* The CPython gdb extension for OBJ: where Debian's packages put it, or
  * next to the object, where a build from source installs it. */
-static int find_script(const char *obj, char *out, size_t size)
+static int find_script(struct read *r, const char *obj, char *out, size_t size)
 {
 	if ((size_t)snprintf(out, size, "/usr/share/gdb/auto-load%s-gdb.py", obj) < size &&
-	    file_exists(out))
+	    script_ok(r, out, size))
 		return 1;
-	if ((size_t)snprintf(out, size, "%s-gdb.py", obj) < size && file_exists(out))
+	if ((size_t)snprintf(out, size, "%s-gdb.py", obj) < size && script_ok(r, out, size))
 		return 1;
 	out[0] = '\0';
 	return 0;
@@ -271,15 +293,15 @@ static void inspect(struct read *r)
 	}
 	if (!r->python || r->s->cfg.no_python)
 		return;
-	if (find_script(r->exe, r->script, sizeof(r->script)))
+	if (find_script(r, r->exe, r->script, sizeof(r->script)))
 		return;
-	if (lib[0] && find_script(lib, r->script, sizeof(r->script))) {
+	if (lib[0] && find_script(r, lib, r->script, sizeof(r->script))) {
 		r->libpython = 1;
 		return;
 	}
 	snprintf(r->note, sizeof(r->note),
-		 "no Python frames: no CPython gdb extension for %s (Debian: install python3.X-dbg)",
-		 lib[0] ? lib : r->exe);
+		 "no Python frames: no CPython gdb extension for %s (Debian: install python3.X-dbg; "
+		 "a root process's must be root's)", lib[0] ? lib : r->exe);
 }
 
 /* Whether PID is gone: no /proc entry, or a zombie. */
@@ -587,6 +609,14 @@ static void step_done(struct read *r)
 		finish_reason(r, "out of memory");
 		return;
 	}
+	/* The PID was attached by number: what it said counts only if it is
+	 * still the process this read began with. */
+	struct smt_proc_stat st;
+	if (smt_proc_stat(NULL, r->pid, &st) < 0 || st.starttime != r->starttime) {
+		free(clean);
+		finish_reason(r, "process %d is gone", (int)r->pid);
+		return;
+	}
 	/* A frame line of any format says the read worked. */
 	int frames = strstr(clean, "#0 ") != NULL || strstr(clean, "  File \"") != NULL ||
 		     strstr(clean, "Traceback (most recent call first)") != NULL;
@@ -803,6 +833,9 @@ static void run_step(struct read *r)
 		close(dfd);
 	so = (struct smt_spawn_opts){
 		.argv = argv, .envp = s->cfg.envp, .cwd = dfd >= 0 ? cwd : NULL, .stdin_fd = -1,
+		/* The tool reads, and gdb runs, what the target names: as the
+		 * target, unless that is root or smtd (rankcred.h). */
+		.as_user = !r->cred.privileged, .uid = r->cred.uid, .gid = r->cred.gid,
 	};
 	rc = smt_spawn_piped(&so, &r->tool, &out_r, &err_r);
 	if (r->tool > 0) {
@@ -876,9 +909,15 @@ static void on_timer(uv_timer_t *t)
 static void begin(struct read *r)
 {
 	char path[PATH_MAX];
+	struct smt_proc_stat st;
 
 	r->running = 1;
 	r->s->running++;
+	if (smt_proc_stat(NULL, r->pid, &st) < 0 || smt_rankcred_of(NULL, r->pid, &r->cred) < 0) {
+		finish_reason(r, "process %d is gone", (int)r->pid);
+		return;
+	}
+	r->starttime = st.starttime;
 	inspect(r);
 	if (r->python && !r->s->cfg.no_python && r->script[0] &&
 	    smt_spawn_find_program("gdb", r->s->cfg.envp, NULL, path, sizeof(path)) == 0)

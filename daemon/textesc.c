@@ -233,3 +233,31 @@ void smt_errorf(char *err, size_t errlen, const char *fmt, ...)
 	}
 	err[o] = '\0';
 }
+
+char *smt_text_escape_controls(const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t more = 0, o = 0;
+	char *out;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		more += (ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? 3 : 0;
+	}
+	out = malloc(n + more + 1);
+	if (out == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}

@@ -52,6 +52,15 @@ size_t smt_base64(const unsigned char *p, size_t n, char *out);
 int smt_text_clean(char *dst, size_t *len, size_t cap, const char *src, size_t n);
 
 /*
+ * A malloc'ed copy of S (N bytes, NUL-terminated) in which every control
+ * byte but newline and tab - carriage return, escape, DEL included - is
+ * written \xHH: text a process chose (a stack, a source line) keeps its
+ * lines but cannot move a terminal's cursor or rewrite a line of a log or
+ * of the failure file.  NULL when out of memory.
+ */
+char *smt_text_escape_controls(const char *s, size_t n);
+
+/*
  * A message for a person, formatted into ERR (ERRLEN bytes) with every
  * control character that a file, a name or a variable brought into it
  * escaped (\n, \r, \t, \xHH): one line, always.  Cut at ERRLEN.

@@ -27,11 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon_int.h"
 #include "log.h"
 #include "procfs.h"
+#include "rankcred.h"
 #include "strv.h"
 
 /* Without an announcement this soon after the launch, look for orted. */
@@ -52,6 +54,7 @@ struct worker {
 	uv_timer_t launch_timer; /* orted to appear */
 	uv_timer_t contact_timer; /* the leader's channel heard from */
 	uv_timer_t end_timer;    /* the leader's result / acknowledgement in time */
+	uint64_t begin_ticks;    /* when this worker began, in /proc's start-time units */
 };
 
 static struct worker *W(struct smt_daemon *d)
@@ -276,17 +279,38 @@ static void on_wait_timeout(uv_timer_t *t)
 
 /* ---- orted ---- */
 
+/* Now, in the units of a process's start time (clock ticks after boot). */
+static uint64_t boot_ticks(void)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * (uint64_t)hz + (uint64_t)ts.tv_nsec / (1000000000UL / (uint64_t)hz);
+}
+
+/* Root's, or smtd's own user's: no one else can have started sshd or the
+ * job's orted, whatever name its process gives itself. */
+static int trusted_uid(pid_t pid)
+{
+	struct smt_rankcred c;
+
+	return smt_rankcred_of(NULL, pid, &c) == 0 && (c.uid == 0 || c.uid == geteuid());
+}
+
 /* PID is an Open MPI daemon (or exec-orted about to become one) that
  * descends from an sshd session on this host, or left it (daemonized) with
  * the session's environment: the only process the leader's mpirun starts
- * here.  0, or -errno with WHY. */
+ * here.  Names are no proof (any process may call itself orted or sshd):
+ * it must run as root or as smtd's user, have started after this worker
+ * did, and its sshd must be root's or smtd's user's.  0, or -errno with
+ * WHY. */
 static int check_orted(struct smt_daemon *d, pid_t pid, char *why, size_t len)
 {
 	struct smt_proc_stat st;
 	pid_t p = pid;
 	int depth = 0;
 
-	(void)d;
 	if (smt_proc_stat(NULL, pid, &st) < 0) {
 		snprintf(why, len, "process %d does not exist", (int)pid);
 		return -ESRCH;
@@ -296,20 +320,38 @@ static int check_orted(struct smt_daemon *d, pid_t pid, char *why, size_t len)
 		snprintf(why, len, "process %d is %s, not an Open MPI daemon", (int)pid, st.comm);
 		return -EPERM;
 	}
+	if (!trusted_uid(pid)) {
+		snprintf(why, len, "process %d runs as neither root nor smtd's user", (int)pid);
+		return -EPERM;
+	}
+	if (W(d) && st.starttime < W(d)->begin_ticks) {
+		snprintf(why, len, "process %d started before this host's smtd", (int)pid);
+		return -EPERM;
+	}
 	while (p > 1 && depth++ < 64) {
 		if (smt_proc_stat(NULL, p, &st) < 0)
 			break;
-		if (strcmp(st.comm, "sshd") == 0)
+		if (strcmp(st.comm, "sshd") == 0 && trusted_uid(p))
 			return 0;
 		p = st.ppid;
 	}
 	/* An orted that daemonized (a launch agent other than smtctl's) left
 	 * its sshd session for PID 1; what sshd gave the session stays in its
-	 * environment. */
+	 * environment (and only root or smtd's user got this far). */
 	if (smt_proc_has_env(NULL, pid, "SSH_CONNECTION=") == 1)
 		return 0;
 	snprintf(why, len, "process %d was not started through this host's sshd", (int)pid);
 	return -EPERM;
+}
+
+static int orted_ok(void *arg, pid_t pid)
+{
+	char why[160];
+
+	if (check_orted(arg, pid, why, sizeof(why)) == 0)
+		return 1;
+	smt_warn("not taking process %d for orted: %s", (int)pid, why);
+	return 0;
 }
 
 static void adopt(struct smt_daemon *d, pid_t pid)
@@ -322,19 +364,15 @@ static void adopt(struct smt_daemon *d, pid_t pid)
 	smt_daemon_set_state(d, SMT_STATE_RUNNING);
 }
 
-/* A process named orted or prted, under sshd, not ours yet. */
+/* A process named orted or prted that check_orted accepts, not ours yet;
+ * the others are logged and passed over. */
 static pid_t find_orted(struct smt_daemon *d)
 {
-	char why[160];
-	pid_t found = smt_proc_find_comm(NULL, "orted");
+	pid_t found = smt_proc_find_comm_if(NULL, "orted", orted_ok, d);
 
 	if (found <= 0)
-		found = smt_proc_find_comm(NULL, "prted");
-	if (found > 0 && check_orted(d, found, why, sizeof(why)) < 0) {
-		smt_warn("found orted %d but cannot take it: %s", (int)found, why);
-		return 0;
-	}
-	return found;
+		found = smt_proc_find_comm_if(NULL, "prted", orted_ok, d);
+	return found > 0 ? found : 0;
 }
 
 static void on_launch_timeout(uv_timer_t *t)
@@ -599,6 +637,7 @@ static void worker_begin(struct smt_daemon *d)
 		return;
 	}
 	d->role_state = w;
+	w->begin_ticks = boot_ticks();
 	uv_timer_init(&d->loop, &w->wait_timer);
 	uv_timer_init(&d->loop, &w->launch_timer);
 	uv_timer_init(&d->loop, &w->contact_timer);

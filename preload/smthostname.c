@@ -61,12 +61,12 @@ static int (*next_gethostname)(char *, size_t);
 
 static const char *config_path(char *buf, size_t size)
 {
-	const char *env = getenv(ENV_CONFIG);
+	const char *env = secure_getenv(ENV_CONFIG);
 	size_t n;
 
 	if (env && *env)
 		return env;
-	env = getenv(ENV_ROOT);
+	env = secure_getenv(ENV_ROOT);
 	if (!env || !*env)
 		return CONFIG_DEFAULT;
 	n = strlen(env);

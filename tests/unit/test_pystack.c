@@ -164,7 +164,7 @@ static void test_add_source(void **state)
 	assert_non_null(f);
 	fputs("import time\n  main()  \n\t\ttime.sleep(3600)\n", f);
 	fclose(f);
-	assert_int_equal(smt_pystack_add_source(dump, strlen(dump), dir, &out), 0);
+	assert_int_equal(smt_pystack_add_source(dump, strlen(dump), dir, NULL, &out), 0);
 	assert_string_equal(out, "Current thread 0x00007f00 (most recent call first):\n"
 			    "  File \"train.py\", line 3 in step\n"
 			    "    time.sleep(3600)\n"
@@ -199,7 +199,7 @@ static void test_mpi_dump_with_source(void **state)
 	const char *d = smt_pystack_text(p, &len);
 	assert_non_null(strstr(d, "\"mpi_stall.py\", line 28 in main"));
 	assert_null(strstr(d, "mpirun noticed"));
-	assert_int_equal(smt_pystack_add_source(d, len, helpers, &out), 0);
+	assert_int_equal(smt_pystack_add_source(d, len, helpers, NULL, &out), 0);
 	assert_non_null(strstr(out, "  File \"mpi_stall.py\", line 28 in main\n    comm.Barrier()\n"));
 	assert_string_equal(smt_stack_position(out, strlen(out), pos, sizeof(pos)),
 			    "comm.Barrier (mpi_stall.py:28)");

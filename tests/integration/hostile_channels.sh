@@ -1,0 +1,91 @@
+#!/bin/sh
+# The leader's channel socket (daemon/peers.c, smtd(8) SECURITY): a
+# connection there becomes the stdin of root's `ssh WORKER smtctl
+# dial-stdio`, which the worker trusts as the leader.
+#  1. A --socket of 100 bytes makes SOCKET.channels too long for a socket
+#     address: the listener is still a path (mode 0600), never an abstract
+#     socket anyone may connect to (it was one before).
+#  2. A process other than smtd that connects there, even root's and from
+#     a name like the leader's own connections, gets no ssh: it is closed,
+#     and logged (the ssh stand-in, which records each run, ran for it
+#     before).
+# The leader of a two-host job waits for algo-2, which never answers (the
+# ssh stand-in exits 255 at once); nothing else of the job is needed.
+. "$top_srcdir/tests/lib.sh"
+smt_tmpdir
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "needs $PY"
+
+# A socket path of exactly 100 bytes.
+D="$T/$(printf 'd%.0s' $(seq 1 60))"
+mkdir -p "$D"
+S="$D/s.sock"
+while [ ${#S} -lt 100 ]; do S="$D/x${S#"$D"/}"; done
+[ ${#S} = 100 ] || fail "socket path of ${#S} bytes"
+
+# The ssh stand-in records each run and what came on its stdin, holding
+# the connection for 2 s (so that the leader's own connections, named
+# after it, can be seen in /proc/net/unix).
+cat > "$T/ssh" <<EOF
+#!/bin/sh
+echo "\$*" >> "$T/ssh.runs"
+exec timeout 2 cat > "$T/ssh.in.\$\$"
+EOF
+chmod 755 "$T/ssh"
+mkdir -p "$T/l/input/config"
+echo '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}' >"$T/l/input/config/resourceconfig.json"
+echo '{"sagemaker_mpi_enabled": "true"}' >"$T/l/input/config/hyperparameters.json"
+"$SMTD" --root "$T/l" --socket "$S" --sshd never --ssh-path "$T/ssh" --debug \
+	--wait-timeout 30 -- /bin/true >"$T/leader.out" 2>&1 &
+LPID=$!
+trap 'kill -TERM $LPID 2>/dev/null; wait $LPID 2>/dev/null; rm -rf "$T"' EXIT
+wait_for_file "$T/ssh.runs" 20 || fail "the leader never tried its worker: $(cat "$T/leader.out")"
+
+# --- 1. no abstract listener; the path is there, 0600 -------------------
+listeners=$(awk '$4 == "00010000" && $8 ~ /^@smtd-/ {print $8}' /proc/net/unix)
+[ -z "$listeners" ] || fail "an abstract listener anyone may connect to: $listeners"
+[ -S "$S.channels" ] || fail "no channel socket at $S.channels: $(cat "$T/leader.out")"
+assert_eq "$(stat -c %a "$S.channels")" 600 "the channel socket's mode"
+
+# --- 2. root's process, not smtd, named as the leader's connections -----
+i=0
+while :; do
+	prefix=$(awk '$8 ~ /^@smtd-[0-9]+-[0-9a-f]+-p0-/ {print $8; exit}' /proc/net/unix)
+	[ -z "$prefix" ] || break
+	i=$((i + 1))
+	[ $i -le 200 ] || fail "no connection of the leader's in /proc/net/unix"
+	sleep 0.05
+done
+prefix=${prefix%%-p0-*}
+prefix=${prefix#@}
+"$PY" - "$S.channels" "$prefix" <<'EOF' || fail "could not connect to the channel socket as root"
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind("\0%s-p0-999" % sys.argv[2])
+# the long path, through its directory as smtd does
+d, name = os.path.split(sys.argv[1])
+fd = os.open(d, os.O_PATH)
+s.connect("/proc/self/fd/%d/%s" % (fd, name))
+s.settimeout(5)
+try:
+    s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert s.recv(100) == b"", "the connection was answered"
+except (BrokenPipeError, ConnectionResetError):
+    pass  # closed by smtd at once
+EOF
+i=0
+until grep -q "a connection to the workers' channel socket from pid [0-9]* (uid 0), not smtd: closed" "$T/leader.out"; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "the refused connection was not logged: $(tail -5 "$T/leader.out")"
+	sleep 0.05
+done
+sleep 2.5
+kill -TERM $LPID
+wait $LPID 2>/dev/null || true
+# The leader's own connections reached ssh (its requests name worker-1);
+# the intruder's never did.
+cat "$T"/ssh.in.* > "$T/ssh.in" 2>/dev/null
+assert_contains "$T/ssh.in" "Host: worker-1" "the leader's own request through ssh"
+assert_not_contains "$T/ssh.in" "Host: x" "the intruder's request through ssh"
+assert_not_contains "$T/leader.out" "path too long for a socket" "the old fallback's warning"
+echo "ok"
