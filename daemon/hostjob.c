@@ -84,6 +84,7 @@ struct smt_hostjob {
 	uv_timer_t end_timer;     /* SIGKILL for ranks left when the roots ended */
 	uv_timer_t drain_timer;   /* the pipes' end, at the latest */
 	uv_timer_t settle_timer;  /* a rank's status from the reaper, at the latest */
+	uv_timer_t reap_timer;    /* the end of what the final SIGKILL hit, at the latest */
 	int killed;               /* the final SIGKILL went out */
 	double grace_s;           /* the grace running */
 	struct leftover *left;
@@ -230,12 +231,16 @@ static void signal_roots(struct smt_hostjob *hj, int signo)
 		smt_pidfd_signal(smt_pidwatch_fd(hj->orted), signo);
 }
 
+static void watch_leftover(void *arg, pid_t pid);
+
 static void kill_all(struct smt_hostjob *hj, const char *why)
 {
 	int n;
 
 	signal_ranks(hj, SIGKILL, 1);
-	n = smt_jobtree_signal(hj->tree, SIGKILL, NULL, NULL);
+	/* Each one killed is watched: the job on this host is over only
+	 * once they are gone (check_end), so that none outlives smtd. */
+	n = smt_jobtree_signal(hj->tree, SIGKILL, watch_leftover, hj);
 	if (n > 0)
 		smt_info("%s: killed %d process%s of the job", why, n, n == 1 ? "" : "es");
 	hj->killed = 1;
@@ -327,8 +332,10 @@ static void leftover_ended(void *arg, pid_t pid)
 		}
 	smt_pidwatch_stop(l->w);
 	free(l);
-	if (!hj->left)
+	if (!hj->left) {
+		uv_timer_stop(&hj->reap_timer);
 		check_end(hj);
+	}
 }
 
 static void watch_leftover(void *arg, pid_t pid)
@@ -345,6 +352,27 @@ static void watch_leftover(void *arg, pid_t pid)
 	}
 	l->next = hj->left;
 	hj->left = l;
+}
+
+/* The leftovers killed have not ended (a process stuck in the kernel
+ * ignores even SIGKILL for a while): the job ends without them. */
+static void on_reap_timeout(uv_timer_t *t)
+{
+	struct smt_hostjob *hj = t->data;
+	int n = 0;
+
+	while (hj->left) {
+		struct leftover *l = hj->left;
+		hj->left = l->next;
+		smt_pidwatch_stop(l->w);
+		free(l);
+		n++;
+	}
+	if (n > 0)
+		smt_warn("%d process%s of the job killed %d ms ago %s not ended; ending the job "
+			 "without them", n, n == 1 ? "" : "es", SMT_HOSTJOB_END_MS,
+			 n == 1 ? "has" : "have");
+	check_end(hj);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
@@ -365,13 +393,16 @@ static void finish(struct smt_hostjob *hj)
 	uv_timer_stop(&hj->grace_timer);
 	uv_timer_stop(&hj->end_timer);
 	uv_timer_stop(&hj->drain_timer);
+	uv_timer_stop(&hj->reap_timer);
 	smt_info("the job on this host is over");
 	if (hj->ops->done)
 		hj->ops->done(hj->ctx);
 }
 
-/* The names of the processes killed at the end, for the log line. */
+/* The names of the processes killed at the end, for the log line; each
+ * is watched (HJ) until it has ended. */
 struct names {
+	struct smt_hostjob *hj;
 	char text[200];
 	size_t len;
 	int more;
@@ -383,6 +414,7 @@ static void name_of(void *arg, pid_t pid)
 	struct smt_proc_stat st;
 	int n;
 
+	watch_leftover(nm->hj, pid);
 	if (smt_proc_stat(NULL, pid, &st) < 0)
 		return;
 	n = snprintf(nm->text + nm->len, sizeof(nm->text) - nm->len, "%s%s (%d)",
@@ -427,21 +459,31 @@ static void check_end(struct smt_hostjob *hj)
 		}
 		return;
 	}
-	if (hj->left)
+	if (hj->left) {
+		/* Killed ones are on their way out: a bounded wait. */
+		if (hj->killed && !uv_is_active((uv_handle_t *)&hj->reap_timer))
+			uv_timer_start(&hj->reap_timer, on_reap_timeout, SMT_HOSTJOB_END_MS, 0);
 		return;
+	}
 	/* Roots and ranks are gone: what is left of the job (a daemon a rank
-	 * forked) keeps a stop's grace, else goes now. */
+	 * forked) keeps a stop's grace, else goes now; smtd waits until what
+	 * it killed has ended, so that nothing of the job outlives it. */
 	if (!hj->killed) {
 		if (hj->stop_signal && uv_is_active((uv_handle_t *)&hj->grace_timer)) {
 			smt_jobtree_signal(hj->tree, 0, watch_leftover, hj);
 			if (hj->left)
 				return;
 		} else {
-			struct names left = { .len = 0 };
+			struct names left = { .hj = hj, .len = 0 };
 			int n = smt_jobtree_signal(hj->tree, SIGKILL, name_of, &left);
 			if (n > 0)
 				smt_info("killed %d process%s of the job left behind: %s%s", n,
 					 n == 1 ? "" : "es", left.text, left.more ? ", ..." : "");
+			hj->killed = 1;
+			if (hj->left) {
+				uv_timer_start(&hj->reap_timer, on_reap_timeout, SMT_HOSTJOB_END_MS, 0);
+				return;
+			}
 		}
 	}
 	if (smt_output_open_streams(hj->out)) {
@@ -843,8 +885,9 @@ int smt_hostjob_new(const struct smt_hostjob_config *cfg, const struct smt_hostj
 	uv_timer_init(cfg->loop, &hj->end_timer);
 	uv_timer_init(cfg->loop, &hj->drain_timer);
 	uv_timer_init(cfg->loop, &hj->settle_timer);
+	uv_timer_init(cfg->loop, &hj->reap_timer);
 	hj->grace_timer.data = hj->end_timer.data = hj->drain_timer.data = hj;
-	hj->settle_timer.data = hj;
+	hj->settle_timer.data = hj->reap_timer.data = hj;
 	{
 		const char *why;
 		const char *cg = smt_jobtree_cgroup(hj->tree, &why);
@@ -1049,11 +1092,12 @@ void smt_hostjob_close(struct smt_hostjob *hj, void (*cb)(void *), void *arg)
 		smt_collect_cancel(hj->collect);
 		hj->collect = NULL;
 	}
-	hj->handles = 5;
+	hj->handles = 6;
 	uv_close((uv_handle_t *)&hj->settle_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->grace_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->end_timer, hj_handle_closed);
 	uv_close((uv_handle_t *)&hj->drain_timer, hj_handle_closed);
+	uv_close((uv_handle_t *)&hj->reap_timer, hj_handle_closed);
 	smt_output_close(hj->out, output_closed, hj);
 }
 

@@ -18,7 +18,10 @@
 #                              --sshd auto (the sshd found running is used)
 #   smtd_watch K               start nswatch on host K (who outlived smtd);
 #                              its report is $(smtd_watch_report K) once
-#                              the host has ended (smtd_watch_wait K)
+#                              the host has ended (smtd_watch_wait K);
+#                              every smtd_start* does it (again: a no-op)
+#   smtd_nothing_left          after smtd_wait_all: no process of the job
+#                              outlived smtd on any host (fails the test)
 #   smtd_hwm_watch K           sample VmHWM of host K's smtd until it ends,
 #                              the last value (kB) in algo-K/vmhwm
 #   smtd_wait_all [TIMEOUT]    wait for every host; sets EXIT_K=code and
@@ -39,6 +42,7 @@ smtd_start() {
 	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+	smtd_watch "$k"
 }
 
 smtd_start_to() {
@@ -50,6 +54,7 @@ smtd_start_to() {
 		/bin/sh -c 'exec "$@" >"$0"' "$file" \
 		"$SMTD" --sshd always --sshd-config "$h/sshd_config" \
 		--preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+	smtd_watch "$k"
 }
 
 smtd_start_entry() {
@@ -59,19 +64,25 @@ smtd_start_entry() {
 	mh_start_host "$k" env $SMTD_MH_ENV OMPI_MCA_odls_base_sigkill_timeout="${SMTD_MH_SIGKILL_TIMEOUT:-0}" \
 		/bin/bash "$MH_LIB_DIR/entry-init.sh" "$h" "$sidecar" \
 		"$SMTD" --sshd auto --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" "$@"
+	smtd_watch "$k"
 }
 
 smtd_watch() {
-	local h
+	local h pid1 v=SMTD_WATCHED_$1
 	h=$(mh_host_dir "$1")
-	"$top_builddir/tests/helpers/nswatch" "$(mh_pid1 "$1")" >"$h/nswatch.txt" 2>"$h/nswatch.err" &
-	eval "SMTD_WATCH_$1=\$!"
+	pid1=$(mh_pid1 "$1")
+	# The smtd_start functions watch every host; a second call is a no-op.
+	[ "${!v:-}" != "$h:$pid1" ] || return 0
+	"$top_builddir/tests/helpers/nswatch" "$pid1" >"$h/nswatch.txt" 2>"$h/nswatch.err" &
+	eval "SMTD_WATCH_$1=\$!; SMTD_WATCHED_$1=\$h:\$pid1; SMTD_WATCH_DONE_$1="
 }
 
 # smtd_watch_wait K: wait for host K's nswatch (it ends with the host).
 smtd_watch_wait() {
-	local v=SMTD_WATCH_$1
+	local v=SMTD_WATCH_$1 d=SMTD_WATCH_DONE_$1
+	[ -z "${!d:-}" ] || return 0
 	wait "${!v}" || fail "nswatch on algo-$1 failed: $(cat "$(mh_host_dir "$1")/nswatch.err")"
+	eval "SMTD_WATCH_DONE_$1=1"
 }
 
 smtd_watch_report() {
@@ -158,12 +169,23 @@ smtd_check() {
 	echo "algo-$k ($want): $(head -1 "$f")"
 }
 
-# smtd_nothing_left: no process is left in any host's PID namespace.
+# smtd_nothing_left: after smtd_wait_all, no process of the job outlived
+# smtd on any host.  Once PID 1 has exited its namespace is empty anyway
+# (the kernel ends the rest), so the hosts' nswatch (started by
+# smtd_start*) tells what smtd ended while it was alive from what the
+# kernel ended when it exited: a process of the job (it carries the job's
+# mark SMTD_JOB=, or it is mpirun, orted or torchrun) that ended at the
+# teardown was left behind.  sshd, its
+# sessions and what existed before the job may outlive smtd (SPEC §8).
+SMTD_JOB_COMMS='mpirun|orted|prted|torchrun'
 smtd_nothing_left() {
 	local k left
 	for ((k = 1; k <= MH_N; k++)); do
 		left=$(mh_pids "$k")
 		[ -z "$left" ] || fail "processes left on algo-$k: $left"
+		smtd_watch_wait "$k"
+		left=$(smtd_left_behind "$k" | awk -v re="^($SMTD_JOB_COMMS)\$" '$3 == 1 || $2 ~ re')
+		[ -z "$left" ] || { cat "$(smtd_watch_report "$k")" >&2; fail "algo-$k: smtd left these of the job to the kernel: $left"; }
 	done
 }
 
