@@ -9,7 +9,7 @@ man="$top_srcdir/man"
 pages="smtd.8 smtctl.1 smtd-config.5 libsmthostname.3"
 
 command -v mandoc >/dev/null 2>&1 || command -v groff >/dev/null 2>&1 ||
-	skip "neither mandoc nor groff is installed (apt-get install mandoc groff)"
+	skip_tool "mandoc and groff (man-db)"
 for p in $pages; do
 	[ -f "$man/$p" ] || fail "man/$p is missing"
 	if command -v mandoc >/dev/null 2>&1; then
@@ -86,10 +86,13 @@ sed -n '/^COMMANDS/,/^[A-Z]/p' "$T/smtctl.1.txt" > "$T/commands.txt"
 while read -r c; do
 	grep -qE "^     $c( |\$)" "$T/commands.txt" || fail "smtctl(1) has no entry for the command $c"
 done < "$T/commands"
-# and its options
-grep -o -- '--[a-z][a-z-]*' "$T/ctlhelp" | sort -u | while read -r opt; do
+# and its options (read from a file: a `fail` in a piped loop would only
+# leave the loop's subshell)
+grep -o -- '--[a-z][a-z-]*' "$T/ctlhelp" | sort -u > "$T/ctloptions"
+[ "$(wc -l < "$T/ctloptions")" -ge 3 ] || fail "smtctl --help lists only $(wc -l < "$T/ctloptions") options"
+while read -r opt; do
 	grep -qE -- "(^|[^a-z-])$opt([^a-z-]|\$)" "$T/smtctl.1.txt" || fail "smtctl(1) does not document $opt"
-done
+done < "$T/ctloptions"
 
 assert_contains "$T/smtctl.1.txt" "curl --unix-socket /run/smtd/smtd.sock http://localhost/v1/status" \
 	"smtctl(1) curl example"
