@@ -48,12 +48,23 @@ rc_json() { printf '%s' "$1" >"$C/resourceconfig.json"; }
 hp_json() { printf '%s' "$1" >"$C/hyperparameters.json"; }
 RC="\$R/input/config/resourceconfig.json"
 
-# The valid config itself launches, so the checks above can fail.
+# The valid config itself launches, so the checks above can fail: alone
+# (one host), it runs the command (the marker), exits 0 with a success file;
+# the two-host config builds its plan under --dry-run without launching.
 new_root
-timeout 10 "$SMTD" --root "$R" --no-mpi -- "$T/launch.sh" >/dev/null 2>&1 || true
-# (The supervisor may not exist yet; the plan must at least build.)
+printf '{"current_host":"algo-1","hosts":["algo-1"]}' >"$C/resourceconfig.json"
+rm -f "$MARKER"
+rc=0
+timeout 10 "$SMTD" --root "$R" --no-mpi --sshd never -- "$T/launch.sh" >"$T/out" 2>"$T/err" || rc=$?
+assert_eq "$rc" 0 "exit code of the valid one-host config ($(tail -3 "$T/err"))"
+[ -e "$MARKER" ] || fail "the valid one-host config did not launch its command"
+[ -f "$R/output/success" ] || fail "the valid one-host config wrote no success file"
+new_root
+rm -f "$MARKER"
 timeout 10 "$SMTD" --root "$R" --no-mpi --dry-run -- "$T/launch.sh" >"$T/out" 2>"$T/err" ||
 	fail "a valid config is rejected: $(cat "$T/err")"
+[ -s "$T/out" ] || fail "--dry-run of the valid config printed no plan"
+[ ! -e "$MARKER" ] || fail "--dry-run of the valid config launched the command"
 
 F=input/config/resourceconfig.json
 new_root; rc_json ''
