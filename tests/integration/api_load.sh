@@ -7,11 +7,22 @@ smt_tmpdir
 S="$T/smtd.sock"
 api_start srv --socket "$S" --log-lines 100000 --idle-ms 2000
 
-# 200 concurrent connections: each gets 200 or 503, nothing hangs.
+# 200 concurrent connections: each is answered 200 or refused 503, nothing
+# hangs; a refused client tries again (at most 100 times, 50 ms apart)
+# and every one of the 200 is answered in the end.
 i=0
 while [ $i -lt 200 ]; do
-	curl -sS --max-time 20 --unix-socket "$S" -o /dev/null -w '%{http_code}\n' \
-		http://localhost/v1/status >"$T/c.$i" 2>&1 &
+	(
+		n=0
+		while :; do
+			code=$(curl -sS --max-time 20 --unix-socket "$S" -o /dev/null -w '%{http_code}' \
+				http://localhost/v1/status 2>&1)
+			echo "$code" >>"$T/c.$i"
+			[ "$code" = 503 ] && [ $n -lt 100 ] || break
+			n=$((n + 1))
+			sleep 0.05
+		done
+	) &
 	i=$((i + 1))
 done
 wait_rc=0
@@ -20,10 +31,12 @@ for p in $(jobs -p); do
 	wait "$p" || wait_rc=1
 done
 cat "$T"/c.* | sort | uniq -c >"$T/codes"
-ok=$(cat "$T"/c.* | grep -c '^200$' || true)
+other=$(cat "$T"/c.* | grep -vc '^\(200\|503\)$' || true)
+[ "$other" -eq 0 ] || { cat "$T/codes" >&2; fail "200 clients: $other answers neither 200 nor 503"; }
+ok=$(tail -qn1 "$T"/c.* | grep -c '^200$' || true)
 busy=$(cat "$T"/c.* | grep -c '^503$' || true)
-[ $((ok + busy)) -eq 200 ] || { cat "$T/codes" >&2; fail "200 clients: $ok answered, $busy refused"; }
-[ "$ok" -ge 64 ] || { cat "$T/codes" >&2; fail "only $ok of 200 answered"; }
+echo "200 clients: $ok answered, after $busy refusals (503) in all"
+[ "$ok" -eq 200 ] || { cat "$T/codes" >&2; fail "only $ok of 200 clients answered (retries allowed)"; }
 
 # Clients that leave in the middle of a 5 MB answer.
 i=0
