@@ -5,7 +5,8 @@
  *
  * PID1 is the host's init (smtd) as the machine sees it.  nswatch, run on
  * the machine, finds every process of PID1's PID namespace (a scan of /proc
- * every 10 ms), holds a pidfd of each and, the moment one ends, looks at
+ * every 20 ms: every host of every multi-host test is watched, so the scan
+ * is kept cheap), holds a pidfd of each and, the moment one ends, looks at
  * PID1: still running, the process ended while smtd was alive ("before");
  * exiting (PF_EXITING) or gone, the kernel ended it because PID 1 exited
  * ("teardown") - it was left behind by smtd.  When PID1 has ended it prints
@@ -253,7 +254,7 @@ int main(int argc, char **argv)
 				pf[k].events = POLLIN;
 				map[k++] = i;
 			}
-		if (poll(pf, (nfds_t)k, 10) < 0 && errno != EINTR)
+		if (poll(pf, (nfds_t)k, 20) < 0 && errno != EINTR)
 			return 1;
 		for (int j = 1; j < k; j++) {
 			struct proc *p = &procs[map[j]];

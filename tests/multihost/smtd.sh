@@ -176,13 +176,16 @@ smtd_check() {
 # kernel ended when it exited: a process of the job (it carries the job's
 # mark SMTD_JOB=, or it is mpirun, orted or torchrun) that ended at the
 # teardown was left behind.  sshd, its
-# sessions and what existed before the job may outlive smtd (SPEC §8).
+# sessions and what existed before the job may outlive smtd (SPEC §8); a
+# host whose smtd was SIGKILLed (mh_vanish: exit 137) is not asked.
 SMTD_JOB_COMMS='mpirun|orted|prted|torchrun'
 smtd_nothing_left() {
 	local k left
 	for ((k = 1; k <= MH_N; k++)); do
 		left=$(mh_pids "$k")
 		[ -z "$left" ] || fail "processes left on algo-$k: $left"
+		# A host whose smtd was SIGKILLed (mh_vanish) had no say.
+		[ "$(cat "$(mh_host_dir "$k")/exit" 2>/dev/null)" != 137 ] || continue
 		smtd_watch_wait "$k"
 		left=$(smtd_left_behind "$k" | awk -v re="^($SMTD_JOB_COMMS)\$" '$3 == 1 || $2 ~ re')
 		[ -z "$left" ] || { cat "$(smtd_watch_report "$k")" >&2; fail "algo-$k: smtd left these of the job to the kernel: $left"; }
