@@ -40,6 +40,27 @@ skip() {
 	exit 77
 }
 
+# missing_tool WHAT: WHAT, which scripts/setup.sh installs, is missing.
+# In CI (CI=true, where setup.sh ran) that is a failure; elsewhere the
+# caller skips (the whole test with skip_tool, a part with skip_part).
+missing_tool() {
+	[ "${CI:-}" != true ] ||
+		fail "$1 is missing, and scripts/setup.sh installs it (CI=true: a failure, not a skip)"
+}
+
+# skip_tool WHAT: skip the test for a missing WHAT (fails in CI).
+skip_tool() {
+	missing_tool "$1"
+	skip "$1 is missing (scripts/setup.sh installs it)"
+}
+
+# skip_part PART WHAT: say that PART of the test is skipped for a missing
+# WHAT (fails in CI); the caller goes on without it.
+skip_part() {
+	missing_tool "$2"
+	echo "SKIP ($1): $2 is missing (scripts/setup.sh installs it)"
+}
+
 # assert_eq ACTUAL EXPECTED WHAT
 assert_eq() {
 	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"

@@ -65,7 +65,7 @@ assert_contains "$T/body" 'smtd_state{state="waiting-for-leader"} 1' "the state 
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$T/body" || fail "promtool rejects the daemon's /metrics"
 else
-	echo "promtool not installed: metrics format not checked"
+	skip_part "the metrics format" "promtool (prometheus)"
 fi
 # Read-only over TCP.
 assert_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")" 200 "healthz over TCP"

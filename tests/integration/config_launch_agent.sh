@@ -6,7 +6,7 @@
 # smtctl on the "worker" byte for byte, and nothing in them runs.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
-command -v mpirun >/dev/null || skip "mpirun is needed"
+command -v mpirun >/dev/null || skip_tool "mpirun (openmpi-bin)"
 command -v python3 >/dev/null || skip "python3 is needed to read the plan"
 
 smtctl_dir="$T/my  tools;touch $T/pwned1;'q"

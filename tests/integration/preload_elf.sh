@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 [ -f "$SMTD_PRELOAD" ] || fail "no preload library at $SMTD_PRELOAD"
-command -v readelf >/dev/null 2>&1 || skip "readelf not installed"
+command -v readelf >/dev/null 2>&1 || skip_tool "readelf (binutils)"
 
 readelf -d "$SMTD_PRELOAD" >"$T/dynamic" || fail "readelf -d"
 grep NEEDED "$T/dynamic" | sed 's/.*\[\(.*\)\]/\1/' >"$T/needed"
@@ -34,6 +34,6 @@ if command -v mandoc >/dev/null 2>&1; then
 		fail "mandoc -T lint: $(cat "$T/lint")"
 	[ ! -s "$T/lint" ] || fail "mandoc -T lint: $(cat "$T/lint")"
 else
-	echo "note: mandoc not installed, man page not linted" >&2
+	skip_part "the man page's lint" "mandoc"
 fi
 exit 0

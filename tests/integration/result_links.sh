@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 [ "$(id -u)" = 0 ] || skip "needs root to run the job as nobody"
-command -v setpriv >/dev/null || skip "needs setpriv"
+command -v setpriv >/dev/null || skip_tool "setpriv (util-linux)"
 chmod 755 "$T"
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 

@@ -38,7 +38,7 @@ if command -v systemd-tmpfiles >/dev/null 2>&1; then
 fi
 
 command -v systemd-analyze >/dev/null 2>&1 ||
-	skip "systemd-analyze is missing (apt-get install systemd); the unit's keys were checked"
+	skip_tool "systemd-analyze (systemd; the unit's keys were checked)"
 # verify wants ExecStart to exist and the Documentation= pages to be found:
 # point it at the built smtd and at the pages of the source tree.
 mkdir -p "$T/man/man1" "$T/man/man5" "$T/man/man8" "$T/unit"

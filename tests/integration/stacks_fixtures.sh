@@ -141,7 +141,7 @@ if have mpirun && [ -x "$PY" ] && "$PY" -c 'import mpi4py' 2>/dev/null; then
 	done
 	ran=1
 else
-	echo "note: mpirun or python3-mpi4py missing: mpi_stall.py not run"
+	skip_part "mpi_stall.py" "mpirun or python3-mpi4py"
 fi
 
 # --- ddp_stall.py under torchrun ---------------------------------------------
@@ -180,7 +180,7 @@ if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torch
 		"the waiting ranks' dumps"
 	ran=1
 else
-	echo "note: python3-torch missing: ddp_stall.py not run"
+	skip_part "ddp_stall.py" "python3-torch"
 fi
 
 [ $ran = 1 ] || skip "no fixture could run (python3, mpi4py, torch missing)"

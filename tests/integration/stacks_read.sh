@@ -20,7 +20,7 @@ pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
 
 have() { command -v "$1" >/dev/null 2>&1; }
-have gdb || have eu-stack || skip "neither gdb nor eu-stack is installed (Debian: gdb, elfutils)"
+have gdb || have eu-stack || skip_tool "gdb and eu-stack (elfutils)"
 
 # start NAME CMD...: run CMD in the background, wait for its "ready PID"
 # line, and set $pid to that PID.

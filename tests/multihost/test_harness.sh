@@ -8,8 +8,8 @@
 . "$top_srcdir/tests/multihost/hosts.sh"
 mh_require
 MPICC=${MPICC:-mpicc}
-command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
-command -v "$MPICC" >/dev/null 2>&1 || skip "$MPICC not installed"
+command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
+command -v "$MPICC" >/dev/null 2>&1 || skip_tool "$MPICC (libopenmpi-dev)"
 
 smt_tmpdir
 machine_links=$(ip -o link show | awk -F': ' '{ print $2 }')

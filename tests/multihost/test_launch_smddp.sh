@@ -18,8 +18,8 @@
 . "$top_srcdir/tests/multihost/smtd.sh"
 mh_require
 smt_tmpdir
-/usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "Debian's python3-mpi4py is needed (/usr/bin/python3 -c 'import mpi4py' fails)"
-command -v mpirun >/dev/null || skip "mpirun (Open MPI) is needed"
+/usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip_tool "Debian's python3-mpi4py (/usr/bin/python3 -c 'import mpi4py' fails)"
+command -v mpirun >/dev/null || skip_tool "mpirun (openmpi-bin)"
 PROBE="$top_srcdir/tests/helpers/env_probe.py"
 BASE_PATH=/usr/bin:/bin:/usr/sbin:/sbin
 

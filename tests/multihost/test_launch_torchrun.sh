@@ -25,8 +25,8 @@
 mh_require
 smt_tmpdir
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
-	skip "Debian's python3-torch is needed (/usr/bin/python3 -c 'import torch.distributed' fails)"
-[ -x /usr/bin/torchrun ] || skip "/usr/bin/torchrun (python3-torch) is needed"
+	skip_tool "Debian's python3-torch (/usr/bin/python3 -c 'import torch.distributed' fails)"
+[ -x /usr/bin/torchrun ] || skip_tool "/usr/bin/torchrun (python3-torch)"
 DDP="$top_srcdir/tests/helpers/ddp_job.py"
 WRAPPER="$top_srcdir/tests/helpers/torchrun_wrapper.sh"
 GRACE=10

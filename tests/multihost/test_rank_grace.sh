@@ -21,7 +21,7 @@
 . "$top_srcdir/tests/multihost/hosts.sh"
 . "$top_srcdir/tests/multihost/smtd.sh"
 mh_require
-command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
+command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
 smt_tmpdir
 SIGRANK="$top_builddir/tests/helpers/sigrank"
 GRACE=5

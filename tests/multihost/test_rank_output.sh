@@ -16,7 +16,7 @@
 . "$top_srcdir/tests/multihost/hosts.sh"
 . "$top_srcdir/tests/multihost/smtd.sh"
 mh_require
-command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
+command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "/usr/bin/python3 has no mpi4py (python3-mpi4py)"
 smt_tmpdir
 OUTRANK="$top_builddir/tests/helpers/outrank"
