@@ -14,8 +14,8 @@
 # the loop cannot divide, the daemon building a 10,000-line answer, takes
 # 6 to 11 ms without them and 25 to 105 ms with them on a busy machine.
 # What the issue bounds, a /healthz waiting for one such step at most, is
-# checked on smtd's own clock: every step of the API that took 5 ms or
-# more is in its debug log, and none may take 50 ms (250 ms with the
+# checked on smtd's own clock: every new longest step of the API is in its
+# debug log, and none may take 50 ms (250 ms with the
 # sanitizers, whose every allocation costs several times more).  The
 # probes' own times also hold the machine's scheduling (make -j2 check
 # runs another test beside this one): they are bounded at 500 ms.
@@ -99,6 +99,12 @@ done
 wait $CLIENTS || fail "the clients failed: $(cat "$T/clients")"
 hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/$SPID/status)
 
+# smtd logs every new longest step (the first one too): no line means it
+# stopped saying, never that the steps were fast.
+step_ms=$(sed -n 's/.*control API: the longest step so far took \([0-9]*\) ms.*/\1/p' "$T/err" | sort -n | tail -1)
+[ -n "$step_ms" ] || fail "smtd --debug logged no step time of its control API"
+echo "the longest step of the control API: $step_ms ms (bound $STEP_MS ms)"
+[ "$step_ms" -lt "$STEP_MS" ] || fail "a step of the control API took $step_ms ms: a /healthz waited that long"
 probes=$(wc -l <"$T/probes")
 bad=$(grep -vc '^200 ' "$T/probes" || true)
 max_ms=$(awk '{ if ($2 > m) m = $2 } END { printf "%d", m * 1000 }' "$T/probes")
@@ -106,9 +112,6 @@ echo "clients: $(cat "$T/clients"); $probes /healthz probes, slowest $max_ms ms;
 [ "$probes" -ge 40 ] || fail "only $probes probes in 6 s"
 assert_eq "$bad" 0 "/healthz probes that did not get 200"
 [ "$max_ms" -lt "$LATENCY_MS" ] || { sort -k2 -n "$T/probes" | tail -5 >&2; fail "/healthz took $max_ms ms"; }
-step_ms=$(sed -n 's/.*control API: a step took \([0-9]*\) ms.*/\1/p' "$T/err" | sort -n | tail -1)
-echo "the longest step of the control API: ${step_ms:-under 5} ms (bound $STEP_MS ms)"
-[ "${step_ms:-0}" -lt "$STEP_MS" ] || fail "a step of the control API took $step_ms ms: a /healthz waited that long"
 [ "$hwm" -lt "$RSS_BOUND_KB" ] || fail "smtd's peak RSS is $hwm kB, over the bound of $RSS_BOUND_KB kB"
 grep -q 'received [1-9][0-9]* bytes' "$T/clients" || fail "the clients got nothing: $(cat "$T/clients")"
 
