@@ -2,3 +2,7 @@
 # smtd is alive (tests/multihost/smtd.sh's smtd_nothing_left).
 TESTS += tests/multihost/test_nothing_left.sh
 EXTRA_DIST += tests/multihost/test_nothing_left.sh
+# The end of a stopped MPI job: no host waits out --grace once the ranks
+# have ended.
+TESTS += tests/multihost/test_grace_end.sh
+EXTRA_DIST += tests/multihost/test_grace_end.sh
