@@ -77,9 +77,9 @@ check_stacks() {
 
 # ---- 1. PyTorch DDP under torchrun ----
 if ! /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
-	echo "SKIP (part 1): Debian's python3-torch is needed (/usr/bin/python3 -c 'import torch.distributed' fails)"
+	skip_part "part 1" "Debian's python3-torch (/usr/bin/python3 -c 'import torch.distributed' fails)"
 elif [ ! -x /usr/bin/torchrun ]; then
-	echo "SKIP (part 1): /usr/bin/torchrun (python3-torch) is needed"
+	skip_part "part 1" "/usr/bin/torchrun (python3-torch)"
 else
 	echo "---- torchrun"
 	D=$T/ddp
@@ -167,7 +167,7 @@ mh_teardown
 
 # ---- 3. native ranks: read live by eu-stack before the job ends ----
 if ! command -v eu-stack >/dev/null; then
-	echo "SKIP (part 3): eu-stack (elfutils) is not installed"
+	skip_part "part 3" "eu-stack (elfutils)"
 	echo ok
 	exit 0
 fi

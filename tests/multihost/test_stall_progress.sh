@@ -155,13 +155,13 @@ mh_teardown
 
 # ---- 4. smtctl stacks on a running job ----
 if ! command -v gdb >/dev/null; then
-	echo "SKIP (part 4): gdb is not installed (scripts/setup.sh installs it)"
+	skip_part "part 4" "gdb"
 	echo ok
 	exit 0
 fi
 py=$(readlink -f /usr/bin/python3)
 if [ ! -f "/usr/share/gdb/auto-load$py-gdb.py" ]; then
-	echo "SKIP (part 4): live Python stacks need CPython's gdb extension for $py (Debian: python3.11-dbg)"
+	skip_part "part 4" "CPython's gdb extension for $py (python3.11-dbg), for live Python stacks"
 	echo ok
 	exit 0
 fi
