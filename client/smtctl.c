@@ -480,6 +480,8 @@ static int cmd_restart(const struct ctl *ctl, int argc, char **argv)
 	struct reply r;
 	int ret;
 
+	if (command_opt(argc, argv, "", NULL) != -1)
+		return SMTCTL_EXIT_USAGE;
 	if ((ret = no_more_args(argc, argv)))
 		return ret;
 	ret = request(ctl, "POST", SMT_PATH_RESTART, "{}", &r);

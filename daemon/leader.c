@@ -270,6 +270,8 @@ static int restart(struct smt_daemon *d, enum smt_failure_kind kind, const char 
 	free(l->stall_failure);
 	l->worker_failure = l->stall_failure = NULL;
 	l->restarting = 1;
+	/* The last attempt's wait for its output is over. */
+	uv_timer_stop(&l->collect_timer);
 	uv_timer_start(&l->restart_timer, on_restart_begin, 0, 0);
 	return 1;
 }

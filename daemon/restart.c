@@ -17,7 +17,7 @@
  * so that a few of them and the last one's fit the bytes SageMaker shows. */
 #define EARLIER_LINE_MAX 240
 /* The last attempt's summary keeps at most this much of them. */
-#define LAST_LINE_MAX 600
+#define LAST_LINE_MAX 500
 
 struct record {
 	double start, end;     /* epoch seconds; 0: not yet */
