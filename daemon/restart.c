@@ -12,6 +12,7 @@
 #include "dynbuf.h"
 #include "log.h"
 #include "restart.h"
+#include "smt_proto.h"
 
 /* An earlier attempt's line in the failure file keeps at most this much,
  * so that a few of them and the last one's fit the bytes SageMaker shows. */
@@ -142,12 +143,13 @@ json_t *smt_restart_json(const struct smt_restart *r)
 
 	for (int i = 0; a && i <= r->attempt; i++) {
 		const struct record *k = &r->v[i];
-		json_array_append_new(a, json_pack("{s:i, s:o, s:o, s:s?, s:s?}", "attempt", i,
+		json_array_append_new(a, json_pack("{s:i, s:o, s:o, s:s?, s:s?}", SMT_F_ATTEMPT, i,
 						   "start", when(k->start), "end", when(k->end),
 						   "failure", k->summary, "stacks", k->stacks));
 	}
-	return json_pack("{s:i, s:i, s:I, s:o}", "attempt", r->attempt, "restarts", r->attempt,
-			 "max_restarts", (json_int_t)r->max, "attempts", a ? a : json_array());
+	return json_pack("{s:i, s:i, s:I, s:o}", SMT_F_ATTEMPT, r->attempt, SMT_F_RESTARTS,
+			 r->attempt, SMT_F_MAX_RESTARTS, (json_int_t)r->max, "attempts",
+			 a ? a : json_array());
 }
 
 /* DIR/NAME as a directory, created when missing, never through a link. */

@@ -82,7 +82,7 @@ static json_t *status(void *ctx)
 	/* The attempt the job is at, and the restarts so far (SPEC §15). */
 	json_object_set_new(st, SMT_F_ATTEMPT, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
 	json_object_set_new(st, SMT_F_RESTARTS, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
-	json_object_set_new(st, "max_restarts", json_integer(d->restart ? smt_restart_max(d->restart) : 0));
+	json_object_set_new(st, SMT_F_MAX_RESTARTS, json_integer(d->restart ? smt_restart_max(d->restart) : 0));
 	smt_stacks_status(d, st);
 	if (d->role->status)
 		d->role->status(d, st);

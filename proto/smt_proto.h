@@ -140,6 +140,7 @@
 #define SMT_F_MODE         "mode"
 #define SMT_F_ATTEMPT      "attempt"
 #define SMT_F_RESTARTS     "restarts"
+#define SMT_F_MAX_RESTARTS "max_restarts"
 #define SMT_F_REASON       "reason"
 #define SMT_F_COMMAND      "command"
 /* Stacks (POST /v1/stacks, a stalled job). */
