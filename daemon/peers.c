@@ -97,6 +97,7 @@ struct smt_peers {
 	int launched;
 	int watching;           /* the long polls are out */
 	size_t attempts_pending;
+	json_int_t attempt;     /* the job's attempt, named in every end message */
 	int sending_result;
 	int closing;
 	int handles_open;
@@ -604,6 +605,7 @@ int smt_peers_next_attempt(struct smt_peers *ps, json_t *body)
 
 	if (!text)
 		return -ENOMEM;
+	ps->attempt = json_integer_value(json_object_get(body, SMT_F_ATTEMPT));
 	ps->attempts_pending = 1;  /* held until every request is out */
 	for (size_t i = 0; i < ps->n; i++) {
 		struct peer *p = &ps->peers[i];
@@ -977,8 +979,10 @@ int smt_peers_post(struct smt_peers *ps, const char *path, json_t *body)
 void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double grace)
 {
 	const char *name = smt_signal_name(signo);
-	json_t *msg = json_pack("{s:s, s:s, s:f}", SMT_F_MODE, mode, SMT_F_SIGNAL,
-				name ? name : "TERM", SMT_F_GRACE, grace);
+	/* The attempt it is for: one that arrives late, once the worker began
+	 * the next, must not end that. */
+	json_t *msg = json_pack("{s:s, s:s, s:f, s:I}", SMT_F_MODE, mode, SMT_F_SIGNAL,
+				name ? name : "TERM", SMT_F_GRACE, grace, SMT_F_ATTEMPT, ps->attempt);
 
 	if (msg)
 		smt_peers_post(ps, SMT_PATH_END, msg);

@@ -545,10 +545,19 @@ static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
 		json_object_set_new(*reply, SMT_F_ERROR, json_string("expected a mode and a signal"));
 		return 400;
 	}
+	json_t *ja = json_object_get(body, SMT_F_ATTEMPT);
+
 	if (grace <= 0 || grace > d->opts->grace)
 		grace = d->opts->grace;
 	if (!W(d)->launched || W(d)->job_over)
 		return 200;
+	/* A message of an attempt already over (it took a slow channel) ends
+	 * nothing of this one. */
+	if (json_is_integer(ja) && json_integer_value(ja) != smt_restart_attempt(d->restart)) {
+		smt_info("ignoring the leader's %s message of attempt %lld", mode,
+			 (long long)json_integer_value(ja) + 1);
+		return 200;
+	}
 	if (strcmp(mode, "signal") == 0) {
 		smt_hostjob_signal(d->job, signo);
 	} else if (strcmp(mode, "stop") == 0) {

@@ -190,8 +190,9 @@ echo "smtctl restart: $out"
 smtd_wait_all 60
 for k in 1 2 3; do smtd_check $k 0; done
 assert_contains "$(smtd_console 1)" "rank 0 attempt 1 done" "attempt 1 after smtctl restart"
-attempts 1 | head -1 | grep -qx '0|Restarted: on request (smtctl restart)|' ||
-	fail "attempt 0's record after smtctl restart: $(attempts 1)"
+a=$(attempts 1)
+echo "$a" | head -1 | grep -qx '0|Restarted: on request (smtctl restart)|' ||
+	fail "attempt 0's record after smtctl restart: $a"
 smtd_nothing_left
 mh_teardown
 
