@@ -238,6 +238,7 @@ static void usage(FILE *f)
 		"  logs [-n N] [--rank R] [--json]\n"
 		"                             the last N (default %d) lines of the job's output\n"
 		"  stacks [--json]            every rank's stack, grouped (the job goes on)\n"
+		"  restart                    end the running job on every host and start it again\n"
 		"  version                    the versions of smtctl and smtd\n"
 		"  dial-stdio                 join stdin and stdout to the daemon's socket\n"
 		"\n"
@@ -463,6 +464,40 @@ static int cmd_kill(const struct ctl *ctl, int argc, char **argv)
 			printf("sent signal %d to the job\n", signo);
 	} else if (r.status == 409) {
 		fprintf(stderr, "smtctl: there is no job to signal\n");
+		ret = SMTCTL_EXIT_NOT_OK;
+	} else {
+		ret = reply_error(ctl, &r);
+	}
+	free(r.body);
+	return ret;
+}
+
+/* ---- restart ---- */
+
+/* The running job ends on every host and starts again (SPEC §15). */
+static int cmd_restart(const struct ctl *ctl, int argc, char **argv)
+{
+	struct reply r;
+	int ret;
+
+	if (command_opt(argc, argv, "", NULL) != -1)
+		return SMTCTL_EXIT_USAGE;
+	if ((ret = no_more_args(argc, argv)))
+		return ret;
+	ret = request(ctl, "POST", SMT_PATH_RESTART, "{}", &r);
+	if (ret)
+		return ret;
+	if (r.status == 202) {
+		json_t *v = json_loadb(r.body ? r.body : "", r.len, 0, NULL);
+		json_int_t k = json_integer_value(json_object_get(v, SMT_F_ATTEMPT));
+		printf("restarting the job: attempt %lld ends, attempt %lld starts once every host "
+		       "has ended its part\n", (long long)k, (long long)k + 1);
+		json_decref(v);
+	} else if (r.status == 409) {
+		json_t *v = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+		const char *msg = json_string_value(json_object_get(v, SMT_F_ERROR));
+		fprintf(stderr, "smtctl: cannot restart: %s\n", msg ? msg : "no running job");
+		json_decref(v);
 		ret = SMTCTL_EXIT_NOT_OK;
 	} else {
 		ret = reply_error(ctl, &r);
@@ -808,6 +843,7 @@ static const struct command {
 	{ "exec-orted", cmd_exec_orted },
 	{ "rank", cmd_rank },
 	{ "stacks", cmd_stacks },
+	{ "restart", cmd_restart },
 };
 
 int main(int argc, char **argv)

@@ -109,10 +109,11 @@ static int write_stack(struct smt_collect *c, int rank, const char *text, size_t
 {
 	char name[64], tmp[80];
 	int dir = -1, next, fd = -1, rc = 0;
-	const char *parts[] = { "output", "data", "stacks" };
+	const char *parts[] = { "output", "data", "stacks", c->cfg.subdir };
+	size_t nparts = c->cfg.subdir ? 4 : 3;
 
 	dir = open(c->cfg.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (size_t i = 0; dir >= 0 && i < 3; i++) {
+	for (size_t i = 0; dir >= 0 && i < nparts; i++) {
 		if (mkdirat(dir, parts[i], 0755) < 0 && errno != EEXIST) {
 			rc = -errno;
 			break;
@@ -144,7 +145,8 @@ out:
 	if (dir >= 0)
 		close(dir);
 	if (rc < 0)
-		smt_warn("cannot write %s/output/data/stacks/rank-%d.txt: %s", c->cfg.root, rank,
+		smt_warn("cannot write %s/output/data/stacks/%s%srank-%d.txt: %s", c->cfg.root,
+			 c->cfg.subdir ? c->cfg.subdir : "", c->cfg.subdir ? "/" : "", rank,
 			 strerror(-rc));
 	return rc;
 }

@@ -49,6 +49,7 @@ struct smt_collect_config {
 	struct smt_reaper *reaper;
 	const char *host;
 	const char *root;       /* ROOT (ABORT: where stacks/ go); NULL: not written */
+	const char *subdir;     /* under stacks/ (one name: "attempt-1"); NULL: none */
 	enum smt_collect_mode mode;
 	unsigned timeout_ms;
 	char *const *envp;      /* the tools' environment (PATH); NULL: smtd's */

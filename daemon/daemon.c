@@ -196,14 +196,25 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 
 	if (smt_state_is_final(d->state) || d->closing)
 		return;
+	if (d->restart && smt_restart_marked(d->restart)) {
+		smt_restart_ended(d->restart, smt_daemon_now(),
+				  state == SMT_STATE_SUCCEEDED ? NULL
+				  : failure ? failure : "JobFailed: the job failed", NULL);
+		smt_restart_write(d->restart, root);
+	}
 	if (state == SMT_STATE_SUCCEEDED) {
 		rc = smt_resultfile_success(root);
 		if (rc < 0)
 			smt_error("cannot write %s/output/success: %s", root, strerror(-rc));
 	} else {
-		const char *text = failure ? failure : "JobFailed: the job failed\n";
-		free(d->failure);
-		d->failure = strdup(text);
+		const char *given = failure ? failure : "JobFailed: the job failed\n";
+		char *wrapped = smt_daemon_failure_text(d, given);
+		if (wrapped || d->failure != given) {
+			char *keep = wrapped ? wrapped : strdup(given);
+			free(d->failure);
+			d->failure = keep;
+		}
+		const char *text = d->failure ? d->failure : given;
 		first_line(text, &d->summary);
 		rc = smt_resultfile_failure(root, text, strlen(text));
 		if (rc == -EEXIST)
@@ -219,6 +230,75 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 		smt_output_flush(smt_hostjob_output(d->job), on_flushed, d);
 	else
 		close_all(d);
+}
+
+/* ---- attempts (SPEC §15) ---- */
+
+static void set_attempt_env(struct smt_daemon *d)
+{
+	int k = smt_restart_attempt(d->restart);
+	json_t *env = json_object_get(d->launcher_env, SMT_F_ENV);
+
+	snprintf(d->restart_env, sizeof(d->restart_env), "SMTD_RESTART_COUNT=%d", k);
+	if (env)
+		json_object_set_new(env, "SMTD_RESTART_COUNT", json_sprintf("%d", k));
+}
+
+void smt_daemon_attempt_starts(struct smt_daemon *d)
+{
+	char line[256];
+
+	if (d->attempt_started || !d->restart)
+		return;
+	d->attempt_started = 1;
+	smt_restart_started(d->restart, smt_daemon_now());
+	if (!smt_restart_marked(d->restart))
+		return;
+	smt_restart_mark_line(d->restart, smt_plan_current_host(d->plan), line, sizeof(line));
+	smt_info("%s", line);
+	smt_output_mark(smt_hostjob_output(d->job), smt_restart_attempt(d->restart), line);
+	smt_restart_write(d->restart, smt_plan_root(d->plan));
+}
+
+/* "attempt-K" under stacks/: where attempt K's stacks go, when attempts are marked. */
+static void attempt_dir(int attempt, char *buf, size_t len)
+{
+	snprintf(buf, len, "attempt-%d", attempt);
+}
+
+int smt_daemon_next_attempt(struct smt_daemon *d, const char *summary)
+{
+	char dir[32], stacks[48];
+	int k = smt_restart_attempt(d->restart), rc;
+
+	attempt_dir(k, dir, sizeof(dir));
+	snprintf(stacks, sizeof(stacks), "stacks/%s", dir);
+	smt_restart_ended(d->restart, smt_daemon_now(), summary,
+			  summary && strncmp(summary, "Stalled", 7) == 0 ? stacks : NULL);
+	rc = smt_hostjob_next_attempt(d->job);
+	if (rc < 0)
+		return rc;
+	if (smt_restart_next(d->restart) < 0)
+		return -ENOMEM;
+	attempt_dir(k + 1, dir, sizeof(dir));
+	smt_hostjob_set_stacks_dir(d->job, dir);
+	smt_stall_next_attempt(d);
+	set_attempt_env(d);
+	d->attempt_started = 0;
+	smt_restart_write(d->restart, smt_plan_root(d->plan));
+	return 0;
+}
+
+char *smt_daemon_failure_text(struct smt_daemon *d, const char *text)
+{
+	char suffix[64];
+	int k = d->restart ? smt_restart_attempt(d->restart) : 0;
+
+	snprintf(suffix, sizeof(suffix), " (attempt %d of %d)", k + 1, k + 1);
+	/* Once: the leader's text reaches the workers with it already. */
+	if (k == 0 || (strstr(text, suffix) && strstr(text, suffix) < text + strcspn(text, "\n")))
+		return strdup(text);
+	return smt_restart_failure(d->restart, text);
 }
 
 /* sshd comes first on every host (SPEC §4); then the role begins. */
@@ -467,7 +547,7 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 {
 	char *const *envp = smt_plan_envp(d->plan);
 	size_t n = smt_strv_len(envp), k = 0;
-	char **v = calloc(n + 3, sizeof(*v));
+	char **v = calloc(n + 4, sizeof(*v));
 	int faulthandler = 0;
 
 	if (!v)
@@ -477,6 +557,7 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 		v[k++] = envp[i];
 	}
 	v[k++] = (char *)smt_hostjob_mark(d->job);
+	v[k++] = d->restart_env;
 	/* As for the ranks under a launcher (launcher_env). */
 	if (!faulthandler)
 		v[k++] = (char *)"PYTHONFAULTHANDLER=1";
@@ -520,6 +601,12 @@ static int setup_job(struct smt_daemon *d)
 	d->launcher_env = launcher_env(d);
 	/* The hostjob reads it at every registration. */
 	smt_hostjob_set_launcher_env(d->job, d->launcher_env);
+	rc = smt_restart_new(d->opts->max_restarts, d->opts->restart_delay, &d->restart);
+	if (rc < 0)
+		return rc;
+	set_attempt_env(d);
+	if (smt_restart_marked(d->restart))
+		smt_hostjob_set_stacks_dir(d->job, "attempt-0");
 	return 0;
 }
 
@@ -599,6 +686,7 @@ int smt_daemon_run(struct smt_plan *plan)
 		regfree(&d->progress);
 	json_decref(d->launcher_env);
 	free(d->role_state);
+	smt_restart_free(d->restart);
 	free(d->failure);
 	free(d->summary);
 	free(d);

@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "reaper.h"
 #include "report.h"
+#include "restart.h"
 #include "sshd.h"
 
 #define SMT_NSIGNALS 6
@@ -40,6 +41,8 @@ struct smt_role_ops {
 	/* GET /v1/lines: this host's output for the leader (api.h's lines). */
 	int (*lines)(struct smt_daemon *d, uint64_t from, size_t max, int final,
 		     const char **body, size_t *len);
+	/* POST /v1/restart (SPEC §15): 202, or 409 with *REPLY. */
+	int (*restart)(struct smt_daemon *d, json_t **reply);
 	/* A request from the leader arrived (a worker's sign of life). */
 	void (*contact)(struct smt_daemon *d);
 	/* A rank's launcher registers (hostjob.h admit); may be NULL. */
@@ -91,6 +94,9 @@ struct smt_daemon {
 	int have_progress;
 	json_t *launcher_env;        /* what every rank's launcher is given */
 	struct smt_stall *stall;     /* the watchdog and the stacks (stall.c) */
+	struct smt_restart *restart; /* the attempts (restart.h) */
+	int attempt_started;         /* the current attempt's start was recorded */
+	char restart_env[48];        /* "SMTD_RESTART_COUNT=K" */
 };
 
 /* daemon.c */
@@ -113,6 +119,21 @@ char *smt_daemon_report(struct smt_daemon *d, int local_only, enum smt_failure_k
 /* The OOM killer struck since the launch. */
 int smt_daemon_oom(struct smt_daemon *d);
 
+/*
+ * Attempts (SPEC §15), on every host.  smt_daemon_attempt_starts: the
+ * current attempt is launched here (once per attempt: the marked line, its
+ * record).  smt_daemon_next_attempt: the current attempt is over here,
+ * SUMMARY says why; its record is closed and the job here waits for the
+ * next launch (hostjob.h), with SMTD_RESTART_COUNT one more.  This is the
+ * one place that runs before each further attempt: what must be checked
+ * again before it (a preflight) belongs here.  0 or -errno.
+ */
+void smt_daemon_attempt_starts(struct smt_daemon *d);
+int smt_daemon_next_attempt(struct smt_daemon *d, const char *summary);
+/* TEXT, the failure of the job, as the failure file says it after
+ * restarts (restart.h); malloc'ed. */
+char *smt_daemon_failure_text(struct smt_daemon *d, const char *text);
+
 /* leader.c: the workers' channels (NULL on a standalone or one-host job),
  * and the end of a stalled job with its failure TEXT. */
 struct smt_peers *smt_leader_peers(struct smt_daemon *d);
@@ -122,6 +143,7 @@ void smt_leader_stalled(struct smt_daemon *d, const char *text);
 int smt_stall_new(struct smt_daemon *d);
 void smt_stall_close(struct smt_daemon *d);
 void smt_stall_launched(struct smt_daemon *d);
+void smt_stall_next_attempt(struct smt_daemon *d);
 /* The job is stalled and its ranks' stacks are being read: the failure is
  * not known yet, whatever the ranks do meanwhile (they are being aborted). */
 int smt_stall_deciding(struct smt_daemon *d);

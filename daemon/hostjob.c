@@ -89,10 +89,12 @@ struct smt_hostjob {
 	double grace_s;           /* the grace running */
 	struct leftover *left;
 	json_t *launcher_env;
+	char *stacks_dir;         /* under ROOT/output/data/stacks; NULL: there */
 	struct smt_collect *collect;  /* a collection of stacks in progress */
 	smt_collect_cb collect_cb;
 	void *collect_arg;
 	int done;
+	int idle;            /* between attempts: nothing of the next one yet */
 	int closing;
 	int handles;
 	void (*closed_cb)(void *);
@@ -288,6 +290,7 @@ void smt_hostjob_stop(struct smt_hostjob *hj, int signo, double grace)
 {
 	if (hj->done)
 		return;
+	hj->idle = 0;
 	if (!hj->stop_signal)
 		hj->stop_signal = signo;
 	arm_grace(hj, grace);
@@ -300,6 +303,7 @@ void smt_hostjob_end(struct smt_hostjob *hj, int signo, double grace)
 {
 	if (hj->done)
 		return;
+	hj->idle = 0;
 	hj->ending = 1;
 	if (!hj->end_signal)
 		hj->end_signal = signo;
@@ -429,7 +433,9 @@ static void name_of(void *arg, pid_t pid)
 
 static void check_end(struct smt_hostjob *hj)
 {
-	if (hj->done || hj->closing)
+	/* Between attempts, an event of the last one (its streams' end) says
+	 * nothing of the next, which has not begun. */
+	if (hj->done || hj->closing || hj->idle)
 		return;
 	if (roots_running(hj)) {
 		/* A failed job or a lost host: once the ranks are gone the
@@ -621,6 +627,7 @@ static json_t *rankd_hello(void *ctx, int rank, pid_t launcher, int out_fd, int 
 		return NULL;
 	}
 	k->state = SMT_RANK_STARTING;
+	hj->idle = 0;
 	smt_output_add_rank(hj->out, rank, out_fd, err_fd);
 	smt_debug("rank %d registered by its launcher (pid %d)", rank, (int)launcher);
 	changed(hj);
@@ -772,6 +779,7 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 	if (pid < 0)
 		return rc;
 	hj->st.launched = 1;
+	hj->idle = 0;
 	hj->cmd_pid = pid;
 	hj->cmd_running = 1;
 	hj->cmd_rank0 = as_rank0;
@@ -829,6 +837,7 @@ int smt_hostjob_adopt(struct smt_hostjob *hj, pid_t pid)
 	if (rc < 0)
 		return rc;
 	hj->orted_pid = pid;
+	hj->idle = 0;
 	hj->start_time = now_s();
 	smt_info("watching orted (pid %d)", (int)pid);
 	changed(hj);
@@ -838,6 +847,48 @@ int smt_hostjob_adopt(struct smt_hostjob *hj, pid_t pid)
 pid_t smt_hostjob_orted(const struct smt_hostjob *hj)
 {
 	return hj->orted ? hj->orted_pid : -1;
+}
+
+/* ---- attempts ---- */
+
+int smt_hostjob_set_stacks_dir(struct smt_hostjob *hj, const char *dir)
+{
+	char *copy = NULL;
+
+	if (dir && !(copy = strdup(dir)))
+		return -ENOMEM;
+	free(hj->stacks_dir);
+	hj->stacks_dir = copy;
+	return 0;
+}
+
+int smt_hostjob_next_attempt(struct smt_hostjob *hj)
+{
+	if (!hj->done || hj->closing)
+		return -EBUSY;
+	/* Everything of the attempt ended (check_end): its handles are closed,
+	 * only its facts are left, and they are forgotten here. */
+	for (size_t i = 0; i < hj->nprocs; i++)
+		smt_pidwatch_stop(hj->procs[i].w);
+	hj->nprocs = 0;
+	smt_pidwatch_stop(hj->orted);
+	hj->orted = NULL;
+	hj->orted_pid = 0;
+	memset(&hj->st, 0, sizeof(hj->st));
+	hj->cmd_pid = -1;
+	hj->cmd_running = 0;
+	hj->cmd_rank0 = 0;
+	hj->start_time = 0;
+	hj->stop_signal = hj->roots_stopped_with = hj->ending = hj->end_signal = 0;
+	hj->killed = 0;
+	hj->grace_s = 0;
+	uv_timer_stop(&hj->settle_timer);
+	smt_ranks_clear(hj->ranks);
+	smt_output_next_attempt(hj->out);
+	hj->done = 0;
+	hj->idle = 1;
+	changed(hj);
+	return 0;
 }
 
 /* ---- the module ---- */
@@ -1014,7 +1065,7 @@ int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsi
 	}
 	struct smt_collect_config cc = {
 		.loop = hj->cfg.loop, .reaper = hj->cfg.reaper, .host = hj->cfg.current_host,
-		.root = root, .mode = mode, .timeout_ms = timeout_ms,
+		.root = root, .subdir = hj->stacks_dir, .mode = mode, .timeout_ms = timeout_ms,
 	};
 	hj->collect_cb = cb;
 	hj->collect_arg = arg;
@@ -1109,5 +1160,6 @@ void smt_hostjob_free(struct smt_hostjob *hj)
 	smt_ranks_free(hj->ranks);
 	smt_jobtree_free(hj->tree);
 	free(hj->procs);
+	free(hj->stacks_dir);
 	free(hj);
 }

@@ -112,6 +112,17 @@ struct smt_output *smt_hostjob_output(struct smt_hostjob *hj);
 int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *envp,
 		       const char *cwd, int as_rank0);
 
+/*
+ * The attempt here is over (ops->done ran): forget it - its roots, its
+ * ranks, its status - and wait for the next launch, as before the first
+ * (SPEC §15).  The output goes on (a worker's outbox takes records again
+ * after its end).  0, -EBUSY while anything of the attempt is left.
+ */
+int smt_hostjob_next_attempt(struct smt_hostjob *hj);
+/* Where the stacks of a collection in ABORT mode go under
+ * ROOT/output/data/stacks: DIR, one name (NULL: there).  0 or -ENOMEM. */
+int smt_hostjob_set_stacks_dir(struct smt_hostjob *hj, const char *dir);
+
 /* A worker: PID (verified by the caller) is the Open MPI daemon here. */
 int smt_hostjob_adopt(struct smt_hostjob *hj, pid_t pid);
 pid_t smt_hostjob_orted(const struct smt_hostjob *hj);

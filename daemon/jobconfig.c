@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "jobconfig.h"
+#include "restart.h"
 #include "strv.h"
 #include "textesc.h"
 
@@ -556,6 +557,28 @@ static int hp_count(const char *path, const char *key, json_t *raw, json_t *v, l
 	return -EINVAL;
 }
 
+/* A number of restarts, 0 to SMT_RESTART_MAX, written as hp_count takes it
+ * ("0" included). */
+static int hp_restarts(const char *path, const char *key, json_t *raw, json_t *v, long *out,
+		       char *err, size_t errlen)
+{
+	char shown[128];
+	const char *s = json_string_value(raw);
+	int digits = !s || (strcmp(s, "0") == 0 ||
+			    (s[0] >= '1' && s[0] <= '9' &&
+			     strspn(s, "0123456789") == json_string_length(raw)));
+
+	if (digits && json_is_integer(v) && json_integer_value(v) >= 0 &&
+	    json_integer_value(v) <= SMT_RESTART_MAX) {
+		*out = (long)json_integer_value(v);
+		return 0;
+	}
+	show(raw, shown, sizeof(shown));
+	smt_errorf(err, errlen, "%s: %s: %s is not a number of restarts (0 to %d); fix the value",
+		   path, key, shown, SMT_RESTART_MAX);
+	return -EINVAL;
+}
+
 /*
  * A number of seconds from 1 to 1e9: a JSON number, or a string written as
  * the options take it (digits and at most one decimal point between digits).
@@ -674,6 +697,8 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 			rc = hp_string(path, key, v, &cfg->mpi_options, err, errlen);
 		} else if (strcmp(key, "sagemaker_distribution_instance_groups") == 0) {
 			rc = hp_dist_groups(cfg, v, err, errlen);
+		} else if (strcmp(key, "sagemaker_max_restarts") == 0) {
+			rc = hp_restarts(path, key, raw, v, &cfg->max_restarts, err, errlen);
 		} else if (strcmp(key, "sagemaker_stall_timeout") == 0) {
 			rc = hp_seconds(path, key, raw, v, &cfg->stall_timeout, err, errlen);
 		} else if (strcmp(key, "sagemaker_job_name") == 0) {
@@ -787,6 +812,7 @@ int smt_jobconfig_parse(const char *root, const char *rc_buf, size_t rc_len,
 	cfg->mpi_enabled = -1;
 	cfg->processes_per_host = -1;
 	cfg->num_processes = -1;
+	cfg->max_restarts = -1;
 	cfg->smddp_enabled = cfg->pytorch_ddp_enabled = cfg->torch_distributed_enabled = -1;
 	if (asprintf(&cfg->rc_path, "%s/input/config/" RC_NAME, root) < 0 ||
 	    asprintf(&cfg->hp_path, "%s/input/config/" HP_NAME, root) < 0 ||

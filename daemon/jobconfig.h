@@ -59,6 +59,7 @@ struct smt_jobconfig {
 	long processes_per_host;
 	long num_processes;
 	double stall_timeout;      /* sagemaker_stall_timeout, 0 when not given */
+	long max_restarts;         /* sagemaker_max_restarts, -1 when not given */
 	char *mpi_options;
 	char **dist_groups; /* NULL-terminated; NULL when absent */
 	size_t ndist_groups;

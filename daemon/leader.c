@@ -61,10 +61,14 @@ struct leader {
 	char *worker_failure;    /* a worker's command failed (torchrun) */
 	char *stall_failure;     /* the job stalled: the failure text */
 	int results_sent;        /* 1 while the workers are told, 2 after */
+	int restart_asked;       /* smtctl restart: the next attempt, whatever the end */
+	int restarting;          /* between two attempts (SPEC §15) */
+	char *restart_summary;   /* why the last attempt ended */
 	enum smt_state final_state;
 	uv_timer_t wait_timer;   /* workers ready in time */
 	uv_timer_t collect_timer; /* workers' output in time */
 	uv_timer_t delivery_timer; /* the result delivered in time */
+	uv_timer_t restart_timer; /* --restart-delay */
 };
 
 static struct leader *L(struct smt_daemon *d)
@@ -113,13 +117,20 @@ static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code
 	struct leader *l = L(d);
 	json_t *result;
 
+	char *wrapped = NULL;
+
 	if (l->results_sent || smt_state_is_final(d->state) || d->closing)
 		return;
 	uv_timer_stop(&l->collect_timer);
+	uv_timer_stop(&l->restart_timer);
+	l->restarting = 0;
 	if (!l->peers || smt_peers_count(l->peers) == 0) {
 		smt_daemon_finish(d, state, exit_code, failure);
 		return;
 	}
+	/* The workers write the failure as the leader does, restarts told. */
+	if (failure && state != SMT_STATE_SUCCEEDED && (wrapped = smt_daemon_failure_text(d, failure)))
+		failure = wrapped;
 	result = json_pack("{s:i, s:s, s:s, s:s?, s:s?}", SMT_F_EXIT_CODE, exit_code,
 			   SMT_F_STATE, smt_state_name(state), SMT_F_LEADER,
 			   smt_plan_current_host(d->plan), SMT_F_FAILURE, failure, SMT_F_SUMMARY, NULL);
@@ -138,6 +149,131 @@ static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code
 	uv_timer_start(&l->delivery_timer, on_delivery_timeout, RESULT_DELIVERY_MS, 0);
 	smt_peers_send_result(l->peers, result);
 	json_decref(result);
+	free(wrapped);
+}
+
+static void launch(struct smt_daemon *d);
+
+static int outputs_done(struct smt_daemon *d)
+{
+	struct leader *l = L(d);
+
+	for (size_t i = 0; l->peers && i < smt_peers_count(l->peers); i++)
+		if (!smt_peers_output_done(l->peers, i))
+			return 0;
+	return 1;
+}
+
+/* ---- restarts (SPEC §15) ---- */
+
+static void on_restart_timer(uv_timer_t *t)
+{
+	struct smt_daemon *d = t->data;
+
+	if (!L(d)->restarting || d->closing)
+		return;
+	L(d)->restarting = 0;
+	launch(d);
+}
+
+/* Every host confirmed: its part of the last attempt is over, and it is
+ * ready for the next.  The next launch, after --restart-delay. */
+static void on_attempt_ready(void *ctx)
+{
+	struct smt_daemon *d = ctx;
+	struct leader *l = L(d);
+	double delay = smt_restart_delay(d->restart);
+
+	if (!l->restarting || l->results_sent || d->closing)
+		return;
+	smt_info("every host is ready for attempt %d%s", smt_restart_attempt(d->restart) + 1,
+		 delay > 0 ? "; waiting --restart-delay" : "");
+	uv_timer_start(&l->restart_timer, on_restart_timer, (uint64_t)(delay * 1000), 0);
+}
+
+/*
+ * The next attempt begins: this host's part of the last one is forgotten
+ * and every worker is asked to do the same (on_attempt_ready next).  From
+ * the loop, not from inside the last attempt's end: the events still on
+ * their way through the call stack (the command's exit after its rank's)
+ * belong to the last attempt.
+ */
+static void on_restart_begin(uv_timer_t *t)
+{
+	struct smt_daemon *d = t->data;
+	struct leader *l = L(d);
+	char *summary = l->restart_summary;
+	json_t *msg;
+
+	l->restart_summary = NULL;
+	if (!l->restarting || l->results_sent || d->closing) {
+		free(summary);
+		return;
+	}
+	if (d->stop_signal) {
+		/* Stopped as the last attempt ended: nothing more starts. */
+		char *text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s while the "
+					      "job was restarting; no further attempt starts",
+					      smt_plan_current_host(d->plan),
+					      smt_signal_name(d->stop_signal) ? smt_signal_name(d->stop_signal) : "?");
+		l->restarting = 0;
+		leader_end(d, SMT_STATE_STOPPED, 128 + d->stop_signal, text);
+		free(text);
+		free(summary);
+		return;
+	}
+	if (smt_daemon_next_attempt(d, summary) < 0) {
+		smt_error("cannot start the job's next attempt here; the job ends");
+		l->restarting = 0;
+		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, summary);
+		free(summary);
+		return;
+	}
+	l->job_over = l->ending = l->launched = 0;
+	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_PEERS);
+	msg = json_pack("{s:i, s:s}", SMT_F_ATTEMPT, smt_restart_attempt(d->restart), SMT_F_FAILURE,
+			summary ? summary : "");
+	free(summary);
+	if (l->peers && msg)
+		smt_peers_next_attempt(l->peers, msg);
+	else
+		on_attempt_ready(d);
+	json_decref(msg);
+}
+
+/*
+ * The attempt ended as KIND (TEXT): start the next one instead of ending,
+ * when an operator asked for it or the kind and the count allow it - and
+ * only when every host confirmed the end of its part (its end of output
+ * came: nothing of the attempt runs anywhere) and none was lost.
+ */
+static int restart(struct smt_daemon *d, enum smt_failure_kind kind, const char *text)
+{
+	struct leader *l = L(d);
+	/* Not a failure kind: the operator's word, in the attempt's record. */
+	const char *asked = l->restart_asked ? "Restarted: on request (smtctl restart)" : NULL;
+	const char *why = asked ? asked : text;
+
+	if (d->stop_signal || l->peer_exit_code || !outputs_done(d) ||
+	    (!l->restart_asked && !smt_restart_due(d->restart, kind)))
+		return 0;
+	free(l->restart_summary);
+	l->restart_summary = strndup(why, strcspn(why, "\n"));
+	if (!l->restart_summary)
+		return 0;
+	smt_warn("attempt %d ended (%s); restarting the job (%d restart%s of %ld so far)",
+		 smt_restart_attempt(d->restart) + 1, l->restart_summary,
+		 smt_restart_attempt(d->restart) + 1, smt_restart_attempt(d->restart) ? "s" : "",
+		 smt_restart_max(d->restart));
+	l->restart_asked = 0;
+	free(l->worker_failure);
+	free(l->stall_failure);
+	l->worker_failure = l->stall_failure = NULL;
+	l->restarting = 1;
+	/* The last attempt's wait for its output is over. */
+	uv_timer_stop(&l->collect_timer);
+	uv_timer_start(&l->restart_timer, on_restart_begin, 0, 0);
+	return 1;
 }
 
 /* Everything is known: how did the job end? */
@@ -148,12 +284,13 @@ static void decide(struct smt_daemon *d)
 	enum smt_failure_kind kind;
 	char *text;
 
-	if (l->results_sent || d->closing)
+	if (l->results_sent || d->closing || l->restarting)
 		return;
 	smt_hostjob_status(d->job, &st);
 	if (l->stall_failure && !d->stop_signal) {
-		leader_end(d, SMT_STATE_FAILED, smt_failure_exit_code(SMT_FAIL_STALLED, 0),
-			   l->stall_failure);
+		if (!restart(d, SMT_FAIL_STALLED, l->stall_failure))
+			leader_end(d, SMT_STATE_FAILED, smt_failure_exit_code(SMT_FAIL_STALLED, 0),
+				   l->stall_failure);
 		return;
 	}
 	if (l->peer_exit_code && !d->stop_signal) {
@@ -175,21 +312,12 @@ static void decide(struct smt_daemon *d)
 	if (d->stop_signal)
 		leader_end(d, SMT_STATE_STOPPED, 128 + d->stop_signal,
 			   text ? text : "Stopped: smtd received a signal\n");
-	else
+	else if (!restart(d, kind, text ? text : "JobFailed: the job failed\n"))
 		leader_end(d, SMT_STATE_FAILED, smt_failure_exit_code(kind, 0),
 			   text ? text : "JobFailed: the job failed\n");
 	free(text);
 }
 
-static int outputs_done(struct smt_daemon *d)
-{
-	struct leader *l = L(d);
-
-	for (size_t i = 0; l->peers && i < smt_peers_count(l->peers); i++)
-		if (!smt_peers_output_done(l->peers, i))
-			return 0;
-	return 1;
-}
 
 static void on_collect_timeout(uv_timer_t *t)
 {
@@ -315,6 +443,7 @@ static void launch(struct smt_daemon *d)
 
 	uv_timer_stop(&l->wait_timer);
 	smt_daemon_set_state(d, SMT_STATE_LAUNCHING);
+	smt_daemon_attempt_starts(d);
 	/* A job given as `-- COMMAND` needs no code directory. */
 	if (cwd && access(cwd, X_OK) < 0) {
 		smt_info("code directory %s: %s; the job runs in smtd's working directory", cwd,
@@ -428,7 +557,7 @@ static void on_worker_lost(void *ctx, size_t i, const char *why)
 	/* A line of its left half-written must not hold the others back. */
 	smt_output_remote_lost(smt_hostjob_output(d->job), smt_peers_host(l->peers, i));
 	smt_daemon_changed(d);
-	if (!l->launched) {
+	if (!l->launched || l->restarting) {
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, l->peer_failure);
 		return;
 	}
@@ -448,9 +577,15 @@ static void on_news(void *ctx, size_t i, json_t *status)
 	struct leader *l = L(d);
 	json_t *ranks = json_object_get(json_object_get(status, SMT_F_JOB), SMT_F_RANKS);
 	const char *host = smt_peers_host(l->peers, i);
+	json_t *attempt = json_object_get(status, SMT_F_ATTEMPT);
 	size_t k;
 	json_t *o;
 
+	/* News of another attempt than the one running (the last one's, on
+	 * its way while the next began) says nothing of this one. */
+	if (l->restarting || (json_is_integer(attempt) &&
+			      json_integer_value(attempt) != smt_restart_attempt(d->restart)))
+		ranks = NULL;
 	if (json_is_array(ranks)) {
 		smt_ranks_merge_remote(smt_hostjob_ranks(d->job), host, ranks);
 		if (d->state == SMT_STATE_LAUNCHING && json_array_size(ranks))
@@ -506,6 +641,7 @@ static const struct smt_peers_ops peers_ops = {
 	.lost = on_worker_lost,
 	.news = on_news,
 	.results_delivered = on_results_delivered,
+	.attempt_ready = on_attempt_ready,
 	.batch = on_batch,
 	.final = on_final,
 };
@@ -579,7 +715,9 @@ static void leader_begin(struct smt_daemon *d)
 	uv_timer_init(&d->loop, &l->wait_timer);
 	uv_timer_init(&d->loop, &l->collect_timer);
 	uv_timer_init(&d->loop, &l->delivery_timer);
+	uv_timer_init(&d->loop, &l->restart_timer);
 	l->wait_timer.data = l->collect_timer.data = l->delivery_timer.data = d;
+	l->restart_timer.data = d;
 	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1) {
 		launch(d);
 		return;
@@ -624,11 +762,34 @@ static void leader_signal(struct smt_daemon *d, int signo)
 	}
 	if (l->launched)
 		return;
-	text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s before the job started",
+	/* Between two attempts nothing runs: nothing more starts. */
+	text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s %s",
 				smt_plan_current_host(d->plan),
-				smt_signal_name(signo) ? smt_signal_name(signo) : "?");
+				smt_signal_name(signo) ? smt_signal_name(signo) : "?",
+				l->restarting ? "while the job was restarting; no further attempt starts"
+					      : "before the job started");
 	leader_end(d, SMT_STATE_STOPPED, 128 + signo, text);
 	free(text);
+}
+
+/* smtctl restart: the running job ends on every host as at a failure,
+ * with the whole grace, and its next attempt starts (decide, restart). */
+static int leader_restart(struct smt_daemon *d, json_t **reply)
+{
+	struct leader *l = L(d);
+
+	if (!l || !l->launched || l->ending || l->restarting || l->results_sent ||
+	    d->stop_signal || smt_state_is_final(d->state)) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, "no running job to restart (it is starting, "
+				   "ending or restarting)");
+		return 409;
+	}
+	smt_warn("control API: restart of the job requested (attempt %d ends)",
+		 smt_restart_attempt(d->restart) + 1);
+	l->restart_asked = 1;
+	end_everywhere(d, d->opts->grace);
+	*reply = json_pack("{s:i}", SMT_F_ATTEMPT, smt_restart_attempt(d->restart) + 1);
+	return 202;
 }
 
 static int leader_host_ready(struct smt_daemon *d, const char *host)
@@ -665,9 +826,11 @@ static void leader_close(struct smt_daemon *d)
 	uv_close((uv_handle_t *)&l->wait_timer, NULL);
 	uv_close((uv_handle_t *)&l->collect_timer, NULL);
 	uv_close((uv_handle_t *)&l->delivery_timer, NULL);
+	uv_close((uv_handle_t *)&l->restart_timer, NULL);
 	free(l->peer_failure);
 	free(l->worker_failure);
 	free(l->stall_failure);
+	free(l->restart_summary);
 	/* The timers' memory goes once their close callbacks ran: with the
 	 * daemon, after the loop. */
 }
@@ -676,6 +839,7 @@ const struct smt_role_ops smt_leader_role = {
 	.name = "leader",
 	.begin = leader_begin,
 	.signal = leader_signal,
+	.restart = leader_restart,
 	.root_ended = leader_root_ended,
 	.rank_ended = leader_rank_ended,
 	.job_done = leader_job_done,

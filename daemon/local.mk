@@ -54,6 +54,7 @@ daemon_libsmtd_a_SOURCES += daemon/errline.c daemon/errline.h \
 	daemon/mpimsg.c daemon/mpimsg.h \
 	daemon/report.c daemon/report.h \
 	daemon/crash.c daemon/crash.h \
+	daemon/restart.c daemon/restart.h \
 	daemon/resultfile.c daemon/resultfile.h
 
 # Stalls: reading live stacks, faulthandler dumps, naming the odd rank.

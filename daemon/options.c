@@ -21,6 +21,7 @@
 #include "api.h"
 #include "strv.h"
 #include "options.h"
+#include "restart.h"
 #include "smt_proto.h"
 
 enum {
@@ -30,7 +31,7 @@ enum {
 	OPT_LAUNCH_TIMEOUT, OPT_RESULT_TIMEOUT, OPT_PEER_TIMEOUT, OPT_GRACE, OPT_LOG_FORMAT,
 	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_SSHD_CONFIG,
 	OPT_RANK_LOG_DIR, OPT_PROGRESS_PATTERN, OPT_JOB_CGROUP, OPT_STALL_TIMEOUT,
-	OPT_START_TIMEOUT, OPT_LAUNCH,
+	OPT_START_TIMEOUT, OPT_LAUNCH, OPT_MAX_RESTARTS, OPT_RESTART_DELAY,
 };
 
 static const struct option long_options[] = {
@@ -63,6 +64,8 @@ static const struct option long_options[] = {
 	{ "job-cgroup", required_argument, NULL, OPT_JOB_CGROUP },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
 	{ "start-timeout", required_argument, NULL, OPT_START_TIMEOUT },
+	{ "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
+	{ "restart-delay", required_argument, NULL, OPT_RESTART_DELAY },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
@@ -105,6 +108,8 @@ static void options_usage(FILE *out)
 	      "  --stall-timeout S          no progress for S seconds: stalled (SMTD_STALL_TIMEOUT)\n"
 	      "  --start-timeout S          no first line within S seconds: stalled (SMTD_START_TIMEOUT)\n"
 	      "  --progress-pattern REGEX   only matching lines count as progress (SMTD_PROGRESS_PATTERN)\n"
+	      "  --max-restarts N           restart a failed or stalled job N times (SMTD_MAX_RESTARTS)\n"
+	      "  --restart-delay S          wait S seconds between attempts (SMTD_RESTART_DELAY)\n"
 	      "  --job-cgroup auto|never    put the job in a cgroup v2 of its own (SMTD_JOB_CGROUP)\n"
 	      "  --log-format text|json     format of the output (SMTD_LOG_FORMAT)\n"
 	      "  --debug                    debug messages (SMTD_DEBUG)\n"
@@ -377,6 +382,24 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		o->launch = k ? val : NULL;
 		return 0;
 	}
+	case OPT_MAX_RESTARTS:
+		/* 0 is a count here: no restart, also against the hyperparameter. */
+		if (strcmp(val, "0") == 0)
+			return o->max_restarts = 0, 0;
+		if (parse_count(what, val, &o->max_restarts, err, errlen) < 0)
+			return -EINVAL;
+		if (o->max_restarts > SMT_RESTART_MAX) {
+			snprintf(err, errlen, "%s: %ld is more than %d restarts", what,
+				 o->max_restarts, SMT_RESTART_MAX);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_RESTART_DELAY:
+		if (strcmp(val, "0") == 0)
+			return o->restart_delay = 0, 0;
+		secs = &o->restart_delay;
+		min = 0.001;
+		break;
 	case OPT_PPN: return parse_count(what, val, &o->processes_per_host, err, errlen);
 	case OPT_NP: return parse_count(what, val, &o->num_processes, err, errlen);
 	case OPT_WAIT_TIMEOUT: secs = &o->wait_timeout; break;
@@ -430,6 +453,7 @@ static const struct {
 	{ "SMTD_DEBUG", OPT_DEBUG }, { "SMTD_RANK_LOG_DIR", OPT_RANK_LOG_DIR },
 	{ "SMTD_PROGRESS_PATTERN", OPT_PROGRESS_PATTERN }, { "SMTD_JOB_CGROUP", OPT_JOB_CGROUP },
 	{ "SMTD_STALL_TIMEOUT", OPT_STALL_TIMEOUT }, { "SMTD_START_TIMEOUT", OPT_START_TIMEOUT },
+	{ "SMTD_MAX_RESTARTS", OPT_MAX_RESTARTS }, { "SMTD_RESTART_DELAY", OPT_RESTART_DELAY },
 };
 
 static const struct option *find_long(int val)
@@ -449,6 +473,7 @@ static void defaults(struct smt_options *o)
 	o->num_processes = -1;
 	o->wait_timeout = o->launch_timeout = o->result_timeout = -1;
 	o->peer_timeout = o->grace = -1;
+	o->max_restarts = -1;
 }
 
 int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **envp,

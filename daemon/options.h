@@ -53,6 +53,9 @@ struct smt_options {
 	double result_timeout;     /* --result-timeout, SMTD_RESULT_TIMEOUT; 60 */
 	double peer_timeout;       /* --peer-timeout, SMTD_PEER_TIMEOUT; 10 */
 	double grace;              /* --grace, SMTD_GRACE; 30 */
+	long max_restarts;         /* --max-restarts, SMTD_MAX_RESTARTS; -1 unset (the
+				      hyperparameter, then 0) */
+	double restart_delay;      /* --restart-delay, SMTD_RESTART_DELAY; 0 */
 	int log_json;              /* --log-format text|json, SMTD_LOG_FORMAT */
 	int debug;                 /* --debug, SMTD_DEBUG */
 	int dry_run;               /* --dry-run */

@@ -75,6 +75,11 @@ int smt_outbox_ended(const struct smt_outbox *ob)
 	return ob->ended;
 }
 
+void smt_outbox_reopen(struct smt_outbox *ob)
+{
+	ob->ended = 0;
+}
+
 int smt_outbox_fetch(struct smt_outbox *ob, uint64_t from, size_t max, const char **p,
 		     size_t *len, int *done)
 {

@@ -33,6 +33,9 @@ int smt_outbox_put(struct smt_outbox *ob, const struct smt_record *r);
 /* Append the end of output, with FINAL (a JSON text) as its bytes. */
 int smt_outbox_end(struct smt_outbox *ob, const char *final, size_t len);
 int smt_outbox_ended(const struct smt_outbox *ob);
+/* Records may follow the end again (the job's next attempt): the offsets
+ * go on from where they are, so a fetch past the end stays valid. */
+void smt_outbox_reopen(struct smt_outbox *ob);
 
 /*
  * The leader asks from offset FROM for at most MAX bytes.  Returns 0 with

@@ -61,6 +61,7 @@ struct source {
 /* A rank's --rank-log-dir file. */
 struct ranklog {
 	int rank;
+	int mark_gen;                /* the attempt's mark it has */
 	struct smt_fdwriter *w;
 	struct smt_output *o;
 	struct ranklog *next;
@@ -110,6 +111,8 @@ struct smt_output {
 	struct smt_ring msgring;
 	struct smt_format_clock clock;
 	struct smt_output_stats st;
+	char *mark;                  /* the current attempt's marked line */
+	int mark_gen;
 	int open_streams;
 	int handles;
 	int closing;
@@ -551,6 +554,14 @@ int smt_output_add_rank(struct smt_output *o, int rank, int out_fd, int err_fd)
 	int rc = 0;
 
 	open_ranklog(o, rank, &log);
+	if (log && o->mark && log->mark_gen != o->mark_gen) {
+		/* The rank's file says where each attempt begins. */
+		struct smt_dynbuf *q = smt_fdwriter_queue(log->w);
+		if (smt_dynbuf_addstr(q, o->mark) == 0)
+			smt_dynbuf_add(q, "\n", 1);
+		smt_fdwriter_kick(log->w);
+		log->mark_gen = o->mark_gen;
+	}
 	if (out_fd >= 0)
 		rc = add_source(o, rank, SMT_STREAM_STDOUT, out_fd, log);
 	if (err_fd >= 0) {
@@ -876,6 +887,42 @@ int smt_output_end(struct smt_output *o, json_t *final)
 }
 
 
+/* ---- attempts ---- */
+
+void smt_output_next_attempt(struct smt_output *o)
+{
+	if (o->outbox)
+		smt_outbox_reopen(o->outbox);
+}
+
+void smt_output_mark(struct smt_output *o, int attempt, const char *line)
+{
+	char *copy = strdup(line);
+
+	if (!copy)
+		return;
+	free(o->mark);
+	o->mark = copy;
+	o->mark_gen++;
+	if (!o->stdout_w)
+		return;
+	struct smt_dynbuf *q = smt_fdwriter_queue(o->stdout_w);
+	int rc;
+	if (o->cfg.format == SMT_FORMAT_JSON) {
+		json_t *j = json_pack("{s:s, s:i, s:s}", "smtd", "attempt", "attempt", attempt,
+				      "message", line);
+		char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		rc = text ? smt_dynbuf_addstr(q, text) : -ENOMEM;
+		free(text);
+		json_decref(j);
+	} else {
+		rc = smt_dynbuf_addstr(q, line);
+	}
+	if (rc == 0)
+		smt_dynbuf_add(q, "\n", 1);
+	smt_fdwriter_kick(o->stdout_w);
+}
+
 /* ---- the rest ---- */
 
 int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out)
@@ -1116,6 +1163,7 @@ void smt_output_free(struct smt_output *o)
 		close(o->ranklog_dirfd);
 	smt_fdwriter_close(o->stdout_w);
 	smt_outbox_free(o->outbox);
+	free(o->mark);
 	smt_merge_free(o->merge);
 	smt_ring_free(&o->log);
 	smt_ring_free(&o->msgring);

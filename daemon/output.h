@@ -123,6 +123,12 @@ void smt_output_close_streams(struct smt_output *o);
 
 /* A worker: the outbox, and its end once the local job is over. */
 struct smt_outbox *smt_output_outbox(struct smt_output *o);
+/* A new attempt of the job (SPEC §15): the outbox takes records again. */
+void smt_output_next_attempt(struct smt_output *o);
+/* The marked LINE of attempt ATTEMPT's start: on stdout now (the leader,
+ * a standalone host; JSON mode: an object {"smtd":"attempt",...}), and in
+ * each rank's --rank-log-dir file before the rank's first line of it. */
+void smt_output_mark(struct smt_output *o, int attempt, const char *line);
 int smt_output_end(struct smt_output *o, json_t *final);
 
 /* CB(ARG) once stdout has written everything queued (at once when empty). */

@@ -35,7 +35,7 @@
 #define BACKOFF_MAX_MS 1000
 #define MAX_BODY (2 * 1024 * 1024)
 
-enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT, REQ_LINES, REQ_END };
+enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT, REQ_LINES, REQ_END, REQ_ATTEMPT };
 
 /* Requests in flight per worker at most: probe or watch, launch, lines,
  * end, result. */
@@ -70,6 +70,7 @@ struct peer {
 	int mismatch;        /* answered, but belongs to another job */
 	int down;            /* the channel failed and is being re-opened */
 	int result_done;
+	int attempt_pending;  /* the next attempt is not confirmed yet */
 	unsigned attempt;
 	json_int_t generation;
 	uv_timer_t retry;
@@ -94,6 +95,9 @@ struct smt_peers {
 	size_t n;
 	size_t nready;
 	int launched;
+	int watching;           /* the long polls are out */
+	size_t attempts_pending;
+	json_int_t attempt;     /* the job's attempt, named in every end message */
 	int sending_result;
 	int closing;
 	int handles_open;
@@ -573,6 +577,57 @@ static void send_result(struct peer *p)
 		result_settled(p);
 }
 
+/* ---- the next attempt ---- */
+
+/* A worker confirmed that its part of the attempt is over and that it is
+ * ready for the next one - or could not: then it is lost to the job. */
+static void attempt_answer(struct peer *p, const char *why)
+{
+	struct smt_peers *ps = p->ps;
+
+	if (!p->attempt_pending)
+		return;
+	p->attempt_pending = 0;
+	if (why[0]) {
+		char text[200];
+		snprintf(text, sizeof(text), "it did not take the job's next attempt: %s", why);
+		p->lost = 1;
+		ps->ops->lost(ps->ctx, p->index, text);
+		return;
+	}
+	if (--ps->attempts_pending == 0 && ps->ops->attempt_ready)
+		ps->ops->attempt_ready(ps->ctx);
+}
+
+int smt_peers_next_attempt(struct smt_peers *ps, json_t *body)
+{
+	char *text = json_dumps(body, JSON_COMPACT);
+
+	if (!text)
+		return -ENOMEM;
+	ps->attempt = json_integer_value(json_object_get(body, SMT_F_ATTEMPT));
+	ps->attempts_pending = 1;  /* held until every request is out */
+	for (size_t i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->peers[i];
+		if (p->lost || p->mismatch)
+			continue;
+		/* Its output of the next attempt comes after the end of this
+		 * one's, in the same stream. */
+		p->lines_eof = 0;
+		p->lines_acked = 0;
+		p->attempt_pending = 1;
+		ps->attempts_pending++;
+		if (req_send(p, REQ_ATTEMPT, SMT_PATH_ATTEMPT, text, 10000, 0) < 0) {
+			p->attempt_pending = 0;
+			ps->attempts_pending--;
+		}
+	}
+	free(text);
+	if (--ps->attempts_pending == 0 && ps->ops->attempt_ready)
+		ps->ops->attempt_ready(ps->ctx);
+	return 0;
+}
+
 /* ---- the workers' output ---- */
 
 static void send_lines(struct peer *p);
@@ -761,6 +816,9 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 			smt_warn("telling %s the result failed: %s", p->host, why);
 		result_settled(p);
 		break;
+	case REQ_ATTEMPT:
+		attempt_answer(p, why);
+		break;
 	}
 	json_decref(st);
 }
@@ -891,10 +949,13 @@ void smt_peers_launched(struct smt_peers *ps)
 		 * The long poll gets a connection of its own, so that the
 		 * launch's stays open and idle for the result: at the job's
 		 * end the long poll is held, and one more ssh handshake per
-		 * worker would be on the way to every host's exit.
+		 * worker would be on the way to every host's exit.  A later
+		 * attempt finds it still out (SPEC §15: no new handshake).
 		 */
-		send_watch_fresh(p, 1);
+		if (!ps->watching)
+			send_watch_fresh(p, 1);
 	}
+	ps->watching = 1;
 }
 
 int smt_peers_post(struct smt_peers *ps, const char *path, json_t *body)
@@ -918,8 +979,10 @@ int smt_peers_post(struct smt_peers *ps, const char *path, json_t *body)
 void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double grace)
 {
 	const char *name = smt_signal_name(signo);
-	json_t *msg = json_pack("{s:s, s:s, s:f}", SMT_F_MODE, mode, SMT_F_SIGNAL,
-				name ? name : "TERM", SMT_F_GRACE, grace);
+	/* The attempt it is for: one that arrives late, once the worker began
+	 * the next, must not end that. */
+	json_t *msg = json_pack("{s:s, s:s, s:f, s:I}", SMT_F_MODE, mode, SMT_F_SIGNAL,
+				name ? name : "TERM", SMT_F_GRACE, grace, SMT_F_ATTEMPT, ps->attempt);
 
 	if (msg)
 		smt_peers_post(ps, SMT_PATH_END, msg);

@@ -59,6 +59,9 @@ struct smt_peers_ops {
 	void (*final)(void *ctx, size_t i, json_t *final);
 	/* Worker I knows its end of output arrived. */
 	void (*acked)(void *ctx, size_t i);
+	/* Every worker not lost confirmed the next attempt (a worker that
+	 * refused it or could not be reached is ops->lost). */
+	void (*attempt_ready)(void *ctx);
 };
 
 struct smt_peers_config {
@@ -85,6 +88,16 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 
 /* Tell every worker the launch is on (POST /v1/launch), then watch them. */
 void smt_peers_launched(struct smt_peers *ps);
+
+/*
+ * The job's next attempt (SPEC §15): POST BODY (borrowed) to
+ * SMT_PATH_ATTEMPT of every worker not lost; each answers once its part of
+ * the attempt is over and it is ready for the next launch.  Its output
+ * goes on after its end (ops->final comes again).  ops->attempt_ready
+ * when all answered.  Then smt_peers_launched again: the long polls and
+ * the channels stay as they are.  0 or -ENOMEM.
+ */
+int smt_peers_next_attempt(struct smt_peers *ps, json_t *body);
 
 /* POST RESULT (borrowed) to every worker that is not lost. */
 void smt_peers_send_result(struct smt_peers *ps, json_t *result);

@@ -705,6 +705,8 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	/* The option and its variable win over the hyperparameter. */
 	if (p->opts.stall_timeout == 0 && p->cfg->stall_timeout > 0)
 		p->opts.stall_timeout = p->cfg->stall_timeout;
+	if (p->opts.max_restarts < 0)
+		p->opts.max_restarts = p->cfg->max_restarts > 0 ? p->cfg->max_restarts : 0;
 
 	struct smt_rankcmd rc_out = { 0 };
 	rc = smt_rankcmd_build(&p->opts, p->cfg, p->launch, p->role != SMT_ROLE_STANDALONE, &rc_out,

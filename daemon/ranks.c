@@ -82,6 +82,16 @@ void smt_ranks_free(struct smt_ranks *t)
 	free(t);
 }
 
+void smt_ranks_clear(struct smt_ranks *t)
+{
+	for (int i = 0; i < t->nslots; i++) {
+		rank_free(t->v[i]);
+		t->v[i] = NULL;
+	}
+	t->count = 0;
+	t->nlocal = t->local_alive = 0;
+}
+
 struct smt_rank *smt_ranks_get(struct smt_ranks *t, int rank, const char *host, int create)
 {
 	struct smt_rank *k;

@@ -79,6 +79,10 @@ struct smt_ranks;
 int smt_ranks_new(const char *current_host, struct smt_ranks **out);
 void smt_ranks_free(struct smt_ranks *t);
 
+/* Forget every rank (a new attempt of the job begins, SPEC §15); the
+ * interned host names stay valid. */
+void smt_ranks_clear(struct smt_ranks *t);
+
 /* RANK's entry, created (as a rank of HOST, NULL: this host) when CREATE;
  * NULL when absent, out of range or out of memory. */
 struct smt_rank *smt_ranks_get(struct smt_ranks *t, int rank, const char *host, int create);

@@ -387,6 +387,18 @@ void smt_stall_launched(struct smt_daemon *d)
 		smt_info("stall watchdog: the first line within %g s", start);
 }
 
+/* The next attempt is watched afresh from its launch (SPEC §15). */
+void smt_stall_next_attempt(struct smt_daemon *d)
+{
+	struct smt_stall *s = d->stall;
+
+	if (!s)
+		return;
+	uv_timer_stop(&s->watch);
+	s->stalled = 0;
+	s->paused_logged = 0;
+}
+
 /* ---- requests ---- */
 
 int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)

@@ -79,6 +79,10 @@ static json_t *status(void *ctx)
 	json_object_set_new(st, SMT_F_VERSION, json_string(PACKAGE_VERSION));
 	json_object_set_new(st, SMT_F_SSHD_RESTARTS, json_integer(smt_sshd_restarts(d->sshd)));
 	json_object_set_new(st, SMT_F_GENERATION, json_integer(d->generation));
+	/* The attempt the job is at, and the restarts so far (SPEC §15). */
+	json_object_set_new(st, SMT_F_ATTEMPT, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
+	json_object_set_new(st, SMT_F_RESTARTS, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
+	json_object_set_new(st, SMT_F_MAX_RESTARTS, json_integer(d->restart ? smt_restart_max(d->restart) : 0));
 	smt_stacks_status(d, st);
 	if (d->role->status)
 		d->role->status(d, st);
@@ -180,6 +184,12 @@ static char *metrics(void *ctx)
 	fprintf(f, "# HELP smtd_sshd_restarts_total Times sshd was restarted.\n"
 		   "# TYPE smtd_sshd_restarts_total counter\nsmtd_sshd_restarts_total %u\n",
 		smt_sshd_restarts(d->sshd));
+	fprintf(f, "# HELP smtd_attempt The job's current attempt (0: the first).\n"
+		   "# TYPE smtd_attempt gauge\nsmtd_attempt %d\n"
+		   "# HELP smtd_restarts_total Times the job was restarted in place.\n"
+		   "# TYPE smtd_restarts_total counter\nsmtd_restarts_total %d\n",
+		d->restart ? smt_restart_attempt(d->restart) : 0,
+		d->restart ? smt_restart_attempt(d->restart) : 0);
 	fprintf(f, "# HELP smtd_lines_forwarded_total Rank output lines forwarded.\n"
 		   "# TYPE smtd_lines_forwarded_total counter\nsmtd_lines_forwarded_total %llu\n",
 		(unsigned long long)os.lines);
@@ -222,6 +232,12 @@ static int post(void *ctx, const char *path, json_t *body, int peer_pid, json_t 
 
 	if (strcmp(path, SMT_PATH_STACKS) == 0)
 		return smt_stacks_post(d, body, reply);
+	if (strcmp(path, SMT_PATH_RESTART) == 0) {
+		if (d->role->restart && d->role_state)
+			return d->role->restart(d, reply);
+		*reply = json_pack("{s:s}", SMT_F_ERROR, "no running job to restart");
+		return 409;
+	}
 	if (d->role->post)
 		return d->role->post(d, path, body, peer_pid, reply);
 	return 404;

@@ -416,6 +416,7 @@ static int worker_admit(struct smt_daemon *d, pid_t launcher, int rank, char *wh
 			 * launch message. */
 			W(d)->launched = 1;
 			uv_timer_stop(&W(d)->wait_timer);
+			smt_daemon_attempt_starts(d);
 			adopt(d, p);
 			return 0;
 		}
@@ -457,6 +458,7 @@ static int on_launch(struct smt_daemon *d, json_t **reply)
 		w->launched = 1;
 		uv_timer_stop(&w->wait_timer);
 		smt_daemon_set_state(d, SMT_STATE_LAUNCHING);
+		smt_daemon_attempt_starts(d);
 		if (torchrun(d)) {
 			char **envp = smt_daemon_command_env(d);
 			const char *cwd = smt_plan_workdir(d->plan);
@@ -524,6 +526,7 @@ static int on_orted(struct smt_daemon *d, json_t *body, int peer_pid, json_t **r
 	if (!w->launched)
 		smt_warn("orted announced before the leader's launch message");
 	w->launched = 1;
+	smt_daemon_attempt_starts(d);
 	uv_timer_stop(&w->wait_timer);
 	adopt(d, (pid_t)pid);
 	*reply = json_pack("{s:o}", SMT_F_ENV, host_env(d));
@@ -542,10 +545,19 @@ static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
 		json_object_set_new(*reply, SMT_F_ERROR, json_string("expected a mode and a signal"));
 		return 400;
 	}
+	json_t *ja = json_object_get(body, SMT_F_ATTEMPT);
+
 	if (grace <= 0 || grace > d->opts->grace)
 		grace = d->opts->grace;
 	if (!W(d)->launched || W(d)->job_over)
 		return 200;
+	/* A message of an attempt already over (it took a slow channel) ends
+	 * nothing of this one. */
+	if (json_is_integer(ja) && json_integer_value(ja) != smt_restart_attempt(d->restart)) {
+		smt_info("ignoring the leader's %s message of attempt %lld", mode,
+			 (long long)json_integer_value(ja) + 1);
+		return 200;
+	}
 	if (strcmp(mode, "signal") == 0) {
 		smt_hostjob_signal(d->job, signo);
 	} else if (strcmp(mode, "stop") == 0) {
@@ -555,6 +567,45 @@ static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
 		smt_daemon_set_state(d, SMT_STATE_FINISHING);
 		smt_hostjob_end(d->job, signo, grace);
 	}
+	return 200;
+}
+
+/*
+ * The leader starts the job's next attempt (SPEC §15): this host's part of
+ * the last one must be over - its answer is the confirmation - and the
+ * job here waits for the next launch as it did for the first, the leader's
+ * channels as they are.
+ */
+static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
+{
+	struct worker *w = W(d);
+	json_t *ja = json_object_get(body, SMT_F_ATTEMPT);
+	const char *summary = json_string_value(json_object_get(body, SMT_F_FAILURE));
+	int attempt = (int)json_integer_value(ja), rc;
+
+	if (!json_is_integer(ja) || attempt != smt_restart_attempt(d->restart) + 1) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, "attempt must be the one after this host's");
+		return 400;
+	}
+	if (!w->job_over || w->result || w->leader_lost || d->stop_signal ||
+	    smt_state_is_final(d->state) || d->closing) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, w->job_over ? "the job on this host is ending"
+					   : "the job on this host is still running");
+		return 409;
+	}
+	rc = smt_daemon_next_attempt(d, summary);
+	if (rc < 0) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, strerror(-rc));
+		return 500;
+	}
+	smt_info("the leader starts attempt %d", attempt + 1);
+	uv_timer_stop(&w->end_timer);
+	uv_timer_stop(&w->contact_timer);
+	w->job_over = w->acked = w->launched = 0;
+	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_LEADER);
+	/* The leader has --wait-timeout to launch it, as the first. */
+	uv_timer_again(&w->wait_timer);
+	*reply = json_pack("{s:i}", SMT_F_ATTEMPT, attempt);
 	return 200;
 }
 
@@ -596,6 +647,8 @@ static int worker_post(struct smt_daemon *d, const char *path, json_t *body, int
 		return on_end(d, body, reply);
 	if (strcmp(path, SMT_PATH_RESULT) == 0)
 		return on_result(d, body, reply);
+	if (strcmp(path, SMT_PATH_ATTEMPT) == 0)
+		return on_attempt(d, body, reply);
 	return 404;
 }
 
@@ -648,6 +701,17 @@ static void worker_begin(struct smt_daemon *d)
 		       (uint64_t)(d->opts->wait_timeout * 1000));
 }
 
+/* smtctl restart is the leader's to decide. */
+static int worker_restart(struct smt_daemon *d, json_t **reply)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "this host is a worker: restart the job on the leader %s",
+		 smt_plan_leader(d->plan));
+	*reply = json_pack("{s:s}", SMT_F_ERROR, why);
+	return 409;
+}
+
 static int worker_host_ready(struct smt_daemon *d, const char *host)
 {
 	struct worker *w = W(d);
@@ -680,6 +744,7 @@ const struct smt_role_ops smt_worker_role = {
 	.begin = worker_begin,
 	.signal = worker_signal,
 	.post = worker_post,
+	.restart = worker_restart,
 	.admit = worker_admit,
 	.contact = worker_contact,
 	.job_done = worker_job_done,

@@ -36,6 +36,10 @@
 #define SMT_PATH_END     "/v1/end"
 /* The stacks of every rank (POST; SPEC §14). */
 #define SMT_PATH_STACKS  "/v1/stacks"
+/* POST: restart the running job (SPEC §15); the leader to a worker:
+ * the next attempt begins ({"attempt":K,"failure":SUMMARY}). */
+#define SMT_PATH_RESTART "/v1/restart"
+#define SMT_PATH_ATTEMPT "/v1/attempt"
 
 /* The rank launcher's socket: the control socket's path and this. */
 #define SMT_RANKS_SUFFIX ".ranks"
@@ -134,6 +138,9 @@
 /* A worker's end of output and the leader's end message. */
 #define SMT_F_GRACE        "grace"
 #define SMT_F_MODE         "mode"
+#define SMT_F_ATTEMPT      "attempt"
+#define SMT_F_RESTARTS     "restarts"
+#define SMT_F_MAX_RESTARTS "max_restarts"
 #define SMT_F_REASON       "reason"
 #define SMT_F_COMMAND      "command"
 /* Stacks (POST /v1/stacks, a stalled job). */
