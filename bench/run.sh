@@ -10,7 +10,7 @@
 # a benchmark times), B1 (with B2), a fault by its name (rank-exit,
 # rank-exit-barrier, rank-raise, orted-kill, host-down, leader-down,
 # link-down, sigterm-all), B3, B4, B4m, B5, B6, B7 (with issue 5's
-# 200-client run), B8, B9 (stalls, issue 16).
+# 200-client run), B8, B9 (stalls), B10 (restarts in place, with B10t, B10m, B10s).
 # The work directory (logs, failure lines, raw numbers) is kept when
 # BENCH_KEEP=1.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
@@ -19,7 +19,7 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$BENCH_DIR/.." && pwd)
 QUICK=0
 RUNS=
-ALL="faults B3 B4 B4m B5 B6 B7 B8 B9"
+ALL="faults B3 B4 B4m B5 B6 B7 B8 B9 B10"
 ONLY=$ALL
 DOC=1
 while [ $# -gt 0 ]; do
@@ -64,7 +64,7 @@ trap cleanup EXIT
 . "$top/tests/multihost/hosts.sh"
 . "$top/tests/multihost/smtd.sh"
 # b9_stall.sh last: it uses the others' helpers.
-for f in faults b3 single output grace b9_stall; do . "$BENCH_DIR/$f.sh"; done
+for f in faults b3 single output grace b9_stall b10_restart; do . "$BENCH_DIR/$f.sh"; done
 
 t_start=$(bench_now)
 for b in $ONLY; do
@@ -80,6 +80,7 @@ for b in $ONLY; do
 	B7) bench_b7 ;;
 	B8) bench_b8 ;;
 	B9) bench_b9 ;;
+	B10) bench_b10 ;;
 	*)
 		if fault_known "$b"; then
 			bench_faults "$b"
