@@ -91,6 +91,9 @@ struct smt_daemon {
 	int have_progress;
 	json_t *launcher_env;        /* what every rank's launcher is given */
 	struct smt_stall *stall;     /* the watchdog and the stacks (stall.c) */
+	struct smt_prelaunch *prelaunch; /* this host's pre-launch phase (prelaunch.h) */
+	void (*prelaunch_done)(struct smt_daemon *d, int passed);
+	json_t *preflight;           /* every host's pre-launch result known here, by host */
 };
 
 /* daemon.c */
@@ -112,6 +115,20 @@ int smt_daemon_stopping_signal(int signo);
 char *smt_daemon_report(struct smt_daemon *d, int local_only, enum smt_failure_kind *kind);
 /* The OOM killer struck since the launch. */
 int smt_daemon_oom(struct smt_daemon *d);
+
+/*
+ * The pre-launch phase of this host for attempt ATTEMPT (0, then one per
+ * restart): built-in checks, the install of the code directory, the
+ * preflight command (prelaunch.h), configured from the plan; a phase still
+ * running is ended first.  DONE(d, passed) is called from the loop; the
+ * result is in d->preflight under this host's name.  0 or -errno.
+ */
+int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
+			 void (*done)(struct smt_daemon *d, int passed));
+/* HOST's result (borrowed RESULT, a JSON object) into d->preflight. */
+void smt_daemon_preflight_set(struct smt_daemon *d, const char *host, json_t *result);
+/* d->preflight to ROOT/output/data/preflight.json (never through a link). */
+void smt_daemon_preflight_write(struct smt_daemon *d);
 
 /* leader.c: the workers' channels (NULL on a standalone or one-host job),
  * and the end of a stalled job with its failure TEXT. */

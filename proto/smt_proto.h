@@ -93,6 +93,7 @@
 #define SMT_F_TEXT         "text"
 #define SMT_F_TIME         "time"
 #define SMT_F_GENERATION   "generation"
+#define SMT_F_PREFLIGHT    "preflight"
 /* {"status": "ok"|"unhealthy"} of /healthz, "ready"|"not ready" of /readyz. */
 #define SMT_F_STATUS       "status"
 /* Rank lines (--log-format json, GET /v1/logs). */
