@@ -615,14 +615,33 @@ static int write_data_file(const char *root, const char *name, const char *text)
 	return rc;
 }
 
+json_t *smt_daemon_preflight_list(struct smt_daemon *d)
+{
+	json_t *list;
+
+	if (!d->preflight)
+		return json_null();
+	list = json_array();
+	for (size_t i = 0; list && i < smt_plan_host_count(d->plan); i++) {
+		json_t *r = json_object_get(d->preflight, smt_plan_host(d->plan, i));
+
+		if (r)
+			json_array_append(list, r);
+	}
+	return list ? list : json_null();
+}
+
 void smt_daemon_preflight_write(struct smt_daemon *d)
 {
+	json_t *list;
 	char *text;
 	int rc;
 
 	if (!d->preflight)
 		return;
-	text = json_dumps(d->preflight, JSON_INDENT(2) | JSON_SORT_KEYS);
+	list = smt_daemon_preflight_list(d);
+	text = json_dumps(list, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(list);
 	if (!text)
 		return;
 	rc = write_data_file(smt_plan_root(d->plan), "preflight.json", text);

@@ -127,7 +127,10 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 			 void (*done)(struct smt_daemon *d, int passed));
 /* HOST's result (borrowed RESULT, a JSON object) into d->preflight. */
 void smt_daemon_preflight_set(struct smt_daemon *d, const char *host, json_t *result);
-/* d->preflight to ROOT/output/data/preflight.json (never through a link). */
+/* The results known here as an array in the order of the hosts (a new
+ * reference; null before the phase started): /v1/status and the file. */
+json_t *smt_daemon_preflight_list(struct smt_daemon *d);
+/* That list to ROOT/output/data/preflight.json (never through a link). */
 void smt_daemon_preflight_write(struct smt_daemon *d);
 
 /* leader.c: the workers' channels (NULL on a standalone or one-host job),

@@ -41,6 +41,7 @@
 #include "peers.h"
 #include "prelaunch.h"
 #include "safefile.h"
+#include "smt_proto.h"
 #include "spawn.h"
 #include "strv.h"
 
@@ -425,12 +426,12 @@ static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 	if (!d->opts->gpu_check || !d->preflight)
 		return 0;
 	json_object_foreach(d->preflight, h1, r1) {
-		const char *t1 = json_string_value(json_object_get(r1, "instance_type"));
-		json_int_t g1 = json_integer_value(json_object_get(r1, "gpus"));
+		const char *t1 = json_string_value(json_object_get(r1, SMT_F_INSTANCE_TYPE));
+		json_int_t g1 = json_integer_value(json_object_get(r1, SMT_F_GPUS));
 
 		json_object_foreach(d->preflight, h2, r2) {
-			const char *t2 = json_string_value(json_object_get(r2, "instance_type"));
-			json_int_t g2 = json_integer_value(json_object_get(r2, "gpus"));
+			const char *t2 = json_string_value(json_object_get(r2, SMT_F_INSTANCE_TYPE));
+			json_int_t g2 = json_integer_value(json_object_get(r2, SMT_F_GPUS));
 
 			if (!t1 || !t2 || strcmp(t1, t2) != 0 || g1 >= g2)
 				continue;
@@ -481,11 +482,17 @@ static void leader_prelaunch_done(struct smt_daemon *d, int passed)
  * ends the job. */
 static void worker_prelaunch(struct smt_daemon *d, const char *host, json_t *status)
 {
-	json_t *mine = json_object_get(json_object_get(status, SMT_F_PREFLIGHT), host);
-	const char *state = json_string_value(json_object_get(mine, SMT_F_STATE));
+	json_t *list = json_object_get(status, SMT_F_PREFLIGHT), *mine = NULL, *r;
+	const char *state;
+	size_t i;
 
-	if (!json_is_object(mine))
+	json_array_foreach(list, i, r)
+		if (json_is_object(r) &&
+		    strcmp(json_string_value(json_object_get(r, SMT_F_HOST)) ?: "", host) == 0)
+			mine = r;
+	if (!mine)
 		return;
+	state = json_string_value(json_object_get(mine, SMT_F_STATE));
 	json_t *known = d->preflight ? json_object_get(d->preflight, host) : NULL;
 	if (!json_equal(known, mine))
 		smt_daemon_preflight_set(d, host, mine);

@@ -448,13 +448,21 @@ static void send_probe_wait(struct peer *p)
 		retry_later(p);
 }
 
-/* The worker's own pre-launch phase is still running. */
+/* The worker's own pre-launch phase (its entry in the status's list) is
+ * still running. */
 static int prelaunch_running(const struct peer *p, json_t *st)
 {
-	json_t *mine = json_object_get(json_object_get(st, SMT_F_PREFLIGHT), p->host);
-	const char *state = json_string_value(json_object_get(mine, SMT_F_STATE));
+	json_t *list = json_object_get(st, SMT_F_PREFLIGHT), *r;
+	size_t i;
 
-	return state && strcmp(state, "running") == 0;
+	json_array_foreach(list, i, r) {
+		const char *host = json_string_value(json_object_get(r, SMT_F_HOST));
+		const char *state = json_string_value(json_object_get(r, SMT_F_STATE));
+
+		if (host && strcmp(host, p->host) == 0)
+			return state && strcmp(state, "running") == 0;
+	}
+	return 0;
 }
 
 /* Compare the worker's host list with ours; on a difference write it to

@@ -17,6 +17,7 @@
 #include "mpiargv.h"
 #include "options.h"
 #include "preflight.h"
+#include "smt_proto.h"
 
 struct type_count {
 	const char *type;
@@ -116,8 +117,8 @@ int smt_preflight_parse_size(const char *what, const char *text, uint64_t *out, 
 
 static void add(json_t *checks, const char *name, int ok, const char *detail)
 {
-	json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", "check", name, "ok", ok,
-						"detail", detail));
+	json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", SMT_F_CHECK, name, SMT_F_OK, ok,
+						SMT_F_DETAIL, detail));
 }
 
 /* Entries of DIR that are not dot files; -1 when DIR cannot be read. */
@@ -268,8 +269,8 @@ static int check_shm(const struct smt_preflight_config *c, const char *root, jso
 		return 0;
 	}
 	if (!c->shm_fatal) {
-		json_array_append_new(checks, json_pack("{s:s, s:b, s:s, s:b}", "check", "shm", "ok", 1,
-							"detail", detail, "warning", 1));
+		json_array_append_new(checks, json_pack("{s:s, s:b, s:s, s:b}", SMT_F_CHECK, "shm", SMT_F_OK, 1,
+							SMT_F_DETAIL, detail, SMT_F_WARNING, 1));
 		return 0;
 	}
 	add(checks, "shm", 0, detail);

@@ -15,6 +15,7 @@
 #include "errline.h"
 #include "log.h"
 #include "prelaunch.h"
+#include "smt_proto.h"
 #include "report.h"
 #include "spawn.h"
 #include "strv.h"
@@ -79,15 +80,15 @@ static double elapsed(const struct smt_prelaunch *p)
 static void finish(struct smt_prelaunch *p, enum smt_failure_kind kind, const char *detail)
 {
 	p->step = STEP_DONE;
-	json_object_set_new(p->result, "microseconds", json_integer((json_int_t)(elapsed(p) * 1e6)));
+	json_object_set_new(p->result, SMT_F_MICROSECONDS, json_integer((json_int_t)(elapsed(p) * 1e6)));
 	if (detail) {
 		p->failure = smt_failure_text(kind, "%s: %s", p->host, detail);
-		json_object_set_new(p->result, "state", json_string("failed"));
-		json_object_set_new(p->result, "failure",
+		json_object_set_new(p->result, SMT_F_STATE, json_string("failed"));
+		json_object_set_new(p->result, SMT_F_FAILURE,
 				    json_stringn(p->failure ? p->failure : "",
 						 p->failure ? strcspn(p->failure, "\n") : 0));
 	} else {
-		json_object_set_new(p->result, "state", json_string("passed"));
+		json_object_set_new(p->result, SMT_F_STATE, json_string("passed"));
 	}
 	smt_info("pre-launch phase on %s: %s in %.3f s", p->host, detail ? "failed" : "passed",
 		 elapsed(p));
@@ -351,7 +352,7 @@ static void run_child(struct smt_prelaunch *p, char *const *argv, const char *cw
 
 static void run_builtin(struct smt_prelaunch *p)
 {
-	json_t *checks = json_object_get(p->result, "checks");
+	json_t *checks = json_object_get(p->result, SMT_F_CHECKS);
 	char fail[1024];
 	long gpus = 0;
 	double t0 = elapsed(p);
@@ -360,13 +361,13 @@ static void run_builtin(struct smt_prelaunch *p)
 	size_t i;
 	json_t *c;
 
-	json_object_set_new(p->result, "gpus", json_integer(gpus));
+	json_object_set_new(p->result, SMT_F_GPUS, json_integer(gpus));
 	/* What the built-in checks cost this host (at most 20 ms, SPEC §16). */
-	json_object_set_new(p->result, "builtin_microseconds", json_integer((json_int_t)(took * 1e6)));
+	json_object_set_new(p->result, SMT_F_BUILTIN_MICROSECONDS, json_integer((json_int_t)(took * 1e6)));
 	json_array_foreach(checks, i, c)
-		if (json_is_true(json_object_get(c, "warning")))
+		if (json_is_true(json_object_get(c, SMT_F_WARNING)))
 			smt_warn("preflight on %s: %s (a warning: the ranks do not use PyTorch)",
-				 p->host, json_string_value(json_object_get(c, "detail")));
+				 p->host, json_string_value(json_object_get(c, SMT_F_DETAIL)));
 	smt_info("preflight on %s: built-in checks %s in %.1f ms", p->host,
 		 rc < 0 ? "failed" : "passed", took * 1000);
 	if (rc < 0) {
@@ -472,8 +473,8 @@ int smt_prelaunch_start(uv_loop_t *loop, struct smt_reaper *reaper,
 	uv_timer_init(loop, &p->kick);
 	p->timer.data = p->kick.data = p;
 	p->handles = 2;
-	p->result = json_pack("{s:s?, s:i, s:s, s:[], s:i, s:s?}", "host", cfg->host, "attempt",
-			      cfg->attempt, "state", "running", "checks", "gpus", 0, "instance_type",
+	p->result = json_pack("{s:s?, s:i, s:s, s:[], s:i, s:s?}", SMT_F_HOST, cfg->host, SMT_F_ATTEMPT,
+			      cfg->attempt, SMT_F_STATE, "running", SMT_F_CHECKS, SMT_F_GPUS, 0, SMT_F_INSTANCE_TYPE,
 			      cfg->builtin ? cfg->builtin->instance_type : NULL);
 	if (!p->result || copy_config(p, cfg) < 0) {
 		smt_prelaunch_close(p);

@@ -80,7 +80,7 @@ static json_t *status(void *ctx)
 	json_object_set_new(st, SMT_F_SSHD_RESTARTS, json_integer(smt_sshd_restarts(d->sshd)));
 	json_object_set_new(st, SMT_F_GENERATION, json_integer(d->generation));
 	/* The pre-launch phase: this host's, and on the leader every host's. */
-	json_object_set(st, SMT_F_PREFLIGHT, d->preflight ? d->preflight : json_null());
+	json_object_set_new(st, SMT_F_PREFLIGHT, smt_daemon_preflight_list(d));
 	smt_stacks_status(d, st);
 	if (d->role->status)
 		d->role->status(d, st);

@@ -114,7 +114,7 @@ failed() {
 	[ -s "$pj" ] || fail "no preflight.json on the leader"
 	python3 - "$pj" "$host" "$line" <<'PY' || fail "preflight.json: $(cat "$pj")"
 import json, sys
-d = json.load(open(sys.argv[1]))
+d = {r["host"]: r for r in json.load(open(sys.argv[1]))}
 r = d[sys.argv[2]]
 assert r["state"] == "failed", r
 assert r["failure"] == sys.argv[3], (r["failure"], sys.argv[3])
@@ -167,8 +167,9 @@ grep -qF "preflight on algo-1: /dev/shm is 64 MiB, less than --min-shm 1 GiB (a 
 	"$(smtd_console 1)" || { smtd_show_all; fail "no warning for the small /dev/shm"; }
 python3 - "$(mh_host_dir 1)/ml/output/data/preflight.json" <<'PY' || fail "preflight.json of a passing job"
 import json, sys
-d = json.load(open(sys.argv[1]))
-assert sorted(d) == ["algo-1", "algo-2", "algo-3"], d
+l = json.load(open(sys.argv[1]))
+assert [r["host"] for r in l] == ["algo-1", "algo-2", "algo-3"], l
+d = {r["host"]: r for r in l}
 for host, r in d.items():
     assert r["state"] == "passed" and r["host"] == host, r
     assert any(c["check"] == "shm" for c in r["checks"]), r
