@@ -16,7 +16,7 @@ D=$T/pf
 SHM=$D/probe-1/dev/shm
 # The small /dev/shm of algo-1 is a tmpfs of 64 MiB, mounted before the
 # hosts start (their mount namespaces copy it) and unmounted at the end.
-cleanup_shm() { mountpoint -q "$SHM" && umount "$SHM"; true; }
+cleanup_shm() { mountpoint -q "$SHM" && { umount "$SHM" || umount -l "$SHM"; }; true; }
 trap 'cleanup_shm; rm -rf "$T"' EXIT
 mkdir -p "$D/bin"
 mh_setup 3 "$D"
