@@ -12,6 +12,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +26,12 @@
 #include "daemon.h"
 #include "daemon_int.h"
 #include "log.h"
+#include "install.h"
 #include "notify.h"
+#include "prelaunch.h"
 #include "rankd.h"
 #include "resultfile.h"
+#include "shellwords.h"
 #include "strv.h"
 
 static const int forwarded_signals[SMT_NSIGNALS] = {
@@ -167,6 +172,8 @@ static void close_all(struct smt_daemon *d)
 			uv_close((uv_handle_t *)&d->signals[i], NULL);
 	close_timer(&d->watchdog_timer);
 	smt_stall_close(d);
+	smt_prelaunch_close(d->prelaunch);
+	d->prelaunch = NULL;
 	if (d->role->close)
 		d->role->close(d);
 	if (d->job)
@@ -564,6 +571,167 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 	return v;
 }
 
+/* ---- the pre-launch phase ---- */
+
+/*
+ * Do the ranks use PyTorch?  A launch that only runs PyTorch (torchrun,
+ * SMDataParallel), or an image whose Python has torch (SM_DLC_TORCH_VERSION
+ * in the job's environment).  Only then is a small /dev/shm fatal by
+ * default: PyTorch's DataLoader workers pass tensors through it.
+ */
+static int ranks_use_torch(struct smt_daemon *d)
+{
+	enum smt_launch l = smt_plan_launch(d->plan);
+
+	return l == SMT_LAUNCH_TORCHRUN || l == SMT_LAUNCH_SMDDP ||
+	       smt_env_get(smt_plan_envp(d->plan), "SM_DLC_TORCH_VERSION") != NULL;
+}
+
+void smt_daemon_preflight_set(struct smt_daemon *d, const char *host, json_t *result)
+{
+	if (!d->preflight)
+		d->preflight = json_object();
+	if (d->preflight && host && json_is_object(result))
+		json_object_set_new(d->preflight, host, json_deep_copy(result));
+	smt_daemon_changed(d);
+}
+
+static void on_prelaunch_done(void *ctx, int passed)
+{
+	struct smt_daemon *d = ctx;
+
+	smt_daemon_preflight_set(d, smt_plan_current_host(d->plan),
+				 smt_prelaunch_result(d->prelaunch));
+	if (d->prelaunch_done)
+		d->prelaunch_done(d, passed);
+}
+
+int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
+			 void (*done)(struct smt_daemon *d, int passed))
+{
+	const char *root = smt_plan_root(d->plan);
+	char model[4096], output[4096], checkpoints[4096];
+	const char *dirs[] = { model, output, checkpoints, NULL };
+	char **command = NULL;
+	size_t n = 0;
+	char msg[256];
+	int rc;
+
+	snprintf(model, sizeof(model), "%s/model", root);
+	snprintf(output, sizeof(output), "%s/output", root);
+	snprintf(checkpoints, sizeof(checkpoints), "%s/checkpoints", root);
+	struct smt_preflight_config pc = {
+		.probe_root = d->opts->gpu_probe_root,
+		.instance_type = smt_plan_instance_type(d->plan),
+		.gpu_check = d->opts->gpu_check != 0,
+		.efa_check = d->opts->efa_check != 0,
+		.min_shm = d->opts->min_shm >= 0 ? (uint64_t)d->opts->min_shm
+						  : (uint64_t)SMT_MIN_SHM_DEFAULT,
+		/* Asked for, or PyTorch: an error; the default otherwise: a warning. */
+		.shm_fatal = d->opts->min_shm >= 0 || ranks_use_torch(d),
+		.min_free_disk = (uint64_t)d->opts->min_free_disk,
+		.disk_dirs = dirs,
+	};
+	/* Checked when the option or hyperparameter was read. */
+	if (d->opts->preflight_command &&
+	    smt_shellwords_split(d->opts->preflight_command, &command, &n, msg, sizeof(msg)) < 0)
+		return -EINVAL;
+	struct smt_prelaunch_config cfg = {
+		.host = smt_plan_current_host(d->plan),
+		.attempt = attempt,
+		.envp = smt_plan_envp(d->plan),
+		.code_dir = smt_plan_workdir(d->plan),
+		.install_argv = d->opts->no_install ? NULL
+			: smt_install_argv(smt_plan_workdir(d->plan), smt_plan_program(d->plan)),
+		.builtin = &pc,
+		.command = command,
+		.timeout = d->opts->preflight_timeout,
+	};
+	smt_prelaunch_close(d->prelaunch);
+	d->prelaunch = NULL;
+	d->prelaunch_done = done;
+	rc = smt_prelaunch_start(&d->loop, d->reaper, &cfg, on_prelaunch_done, d, &d->prelaunch);
+	smt_strv_free(command);
+	if (rc == 0)
+		smt_daemon_preflight_set(d, cfg.host, smt_prelaunch_result(d->prelaunch));
+	return rc;
+}
+
+/* TEXT to ROOT/output/data/NAME: the directories opened without following
+ * a link, a temporary file made only if it did not exist, then renamed. */
+static int write_data_file(const char *root, const char *name, const char *text)
+{
+	const char *parts[] = { "output", "data" };
+	char tmp[300];
+	size_t len = strlen(text);
+	int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, rc = 0;
+
+	for (size_t i = 0; dir >= 0 && i < 2; i++) {
+		int next;
+
+		if (mkdirat(dir, parts[i], 0755) < 0 && errno != EEXIST)
+			break;
+		next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(dir);
+		dir = next;
+	}
+	if (dir < 0)
+		return -errno;
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	unlinkat(dir, tmp, 0);
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		close(dir);
+		return rc;
+	}
+	if (write(fd, text, len) != (ssize_t)len)
+		rc = -EIO;
+	close(fd);
+	if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dir, tmp, 0);
+	close(dir);
+	return rc;
+}
+
+json_t *smt_daemon_preflight_list(struct smt_daemon *d)
+{
+	json_t *list;
+
+	if (!d->preflight)
+		return json_null();
+	list = json_array();
+	for (size_t i = 0; list && i < smt_plan_host_count(d->plan); i++) {
+		json_t *r = json_object_get(d->preflight, smt_plan_host(d->plan, i));
+
+		if (r)
+			json_array_append(list, r);
+	}
+	return list ? list : json_null();
+}
+
+void smt_daemon_preflight_write(struct smt_daemon *d)
+{
+	json_t *list;
+	char *text;
+	int rc;
+
+	if (!d->preflight)
+		return;
+	list = smt_daemon_preflight_list(d);
+	text = json_dumps(list, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(list);
+	if (!text)
+		return;
+	rc = write_data_file(smt_plan_root(d->plan), "preflight.json", text);
+	if (rc < 0)
+		smt_warn("cannot write %s/output/data/preflight.json: %s", smt_plan_root(d->plan),
+			 strerror(-rc));
+	free(text);
+}
+
 static int setup_job(struct smt_daemon *d)
 {
 	char path[4096];
@@ -685,6 +853,7 @@ int smt_daemon_run(struct smt_plan *plan)
 	if (d->have_progress)
 		regfree(&d->progress);
 	json_decref(d->launcher_env);
+	json_decref(d->preflight);
 	free(d->role_state);
 	smt_restart_free(d->restart);
 	free(d->failure);

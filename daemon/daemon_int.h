@@ -97,6 +97,9 @@ struct smt_daemon {
 	struct smt_restart *restart; /* the attempts (restart.h) */
 	int attempt_started;         /* the current attempt's start was recorded */
 	char restart_env[48];        /* "SMTD_RESTART_COUNT=K" */
+	struct smt_prelaunch *prelaunch; /* this host's pre-launch phase (prelaunch.h) */
+	void (*prelaunch_done)(struct smt_daemon *d, int passed);
+	json_t *preflight;           /* every host's pre-launch result known here, by host */
 };
 
 /* daemon.c */
@@ -133,6 +136,22 @@ int smt_daemon_next_attempt(struct smt_daemon *d, const char *summary);
 /* TEXT, the failure of the job, as the failure file says it after
  * restarts (restart.h); malloc'ed. */
 char *smt_daemon_failure_text(struct smt_daemon *d, const char *text);
+/*
+ * The pre-launch phase of this host for attempt ATTEMPT (0, then one per
+ * restart): built-in checks, the install of the code directory, the
+ * preflight command (prelaunch.h), configured from the plan; a phase still
+ * running is ended first.  DONE(d, passed) is called from the loop; the
+ * result is in d->preflight under this host's name.  0 or -errno.
+ */
+int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
+			 void (*done)(struct smt_daemon *d, int passed));
+/* HOST's result (borrowed RESULT, a JSON object) into d->preflight. */
+void smt_daemon_preflight_set(struct smt_daemon *d, const char *host, json_t *result);
+/* The results known here as an array in the order of the hosts (a new
+ * reference; null before the phase started): /v1/status and the file. */
+json_t *smt_daemon_preflight_list(struct smt_daemon *d);
+/* That list to ROOT/output/data/preflight.json (never through a link). */
+void smt_daemon_preflight_write(struct smt_daemon *d);
 
 /* leader.c: the workers' channels (NULL on a standalone or one-host job),
  * and the end of a stalled job with its failure TEXT. */

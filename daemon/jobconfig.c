@@ -254,6 +254,7 @@ void smt_jobconfig_free(struct smt_jobconfig *cfg)
 	json_decref(cfg->inputdata);
 	free(cfg->program);
 	free(cfg->mpi_options);
+	free(cfg->preflight_command);
 	smt_strv_free(cfg->dist_groups);
 	free(cfg->job_name);
 	free(cfg->submit_dir);
@@ -703,6 +704,8 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 			rc = hp_seconds(path, key, raw, v, &cfg->stall_timeout, err, errlen);
 		} else if (strcmp(key, "sagemaker_job_name") == 0) {
 			rc = hp_string(path, key, v, &cfg->job_name, err, errlen);
+		} else if (strcmp(key, "sagemaker_preflight_command") == 0) {
+			rc = hp_string(path, key, v, &cfg->preflight_command, err, errlen);
 		} else if (strcmp(key, "sagemaker_submit_directory") == 0) {
 			rc = hp_string(path, key, v, &cfg->submit_dir, err, errlen);
 		}

@@ -65,6 +65,7 @@ struct smt_jobconfig {
 	size_t ndist_groups;
 	char *job_name;
 	char *submit_dir;
+	char *preflight_command;       /* sagemaker_preflight_command */
 
 	/* The distributions other than MPI (read_distribution); -1 / NULL when absent. */
 	int smddp_enabled;             /* sagemaker_distributed_dataparallel_enabled */

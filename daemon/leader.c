@@ -39,7 +39,9 @@
 #include "daemon_int.h"
 #include "log.h"
 #include "peers.h"
+#include "prelaunch.h"
 #include "safefile.h"
+#include "smt_proto.h"
 #include "spawn.h"
 #include "strv.h"
 
@@ -64,6 +66,10 @@ struct leader {
 	int restart_asked;       /* smtctl restart: the next attempt, whatever the end */
 	int restarting;          /* between two attempts (SPEC §15) */
 	char *restart_summary;   /* why the last attempt ended */
+	int prelaunch_done;      /* this host's pre-launch phase ended (and passed) */
+	int all_ready;           /* every worker is ready, its phase ended */
+	uint64_t begin_ms;       /* uv_now at the role's begin */
+	uint64_t delivery_ms;    /* the workers' answers to the result within this */
 	enum smt_state final_state;
 	uv_timer_t wait_timer;   /* workers ready in time */
 	uv_timer_t collect_timer; /* workers' output in time */
@@ -102,7 +108,8 @@ static void on_delivery_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
 
-	smt_warn("not every worker confirmed the result within %d ms", RESULT_DELIVERY_MS);
+	smt_warn("not every worker confirmed the result within %llu ms",
+		 (unsigned long long)(L(d)->delivery_ms ? L(d)->delivery_ms : RESULT_DELIVERY_MS));
 	on_results_delivered(d);
 }
 
@@ -146,7 +153,8 @@ static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code
 	l->results_sent = 1;
 	l->final_state = state;
 	smt_daemon_set_state(d, SMT_STATE_FINISHING);
-	uv_timer_start(&l->delivery_timer, on_delivery_timeout, RESULT_DELIVERY_MS, 0);
+	uv_timer_start(&l->delivery_timer, on_delivery_timeout,
+		       l->delivery_ms ? l->delivery_ms : RESULT_DELIVERY_MS, 0);
 	smt_peers_send_result(l->peers, result);
 	json_decref(result);
 	free(wrapped);
@@ -504,13 +512,131 @@ static void launch(struct smt_daemon *d)
 
 /* ---- the workers ---- */
 
+/* ---- the pre-launch phase: every host's, before the launch ---- */
+
+/* A host failed its pre-launch phase: the job ends on every host, before
+ * any rank ran, with that host's own words. */
+static void prelaunch_failed(struct smt_daemon *d, const char *failure)
+{
+	struct leader *l = L(d);
+	char *text = failure && *failure ? strdup(failure) : NULL;
+
+	if (l->launched || l->results_sent)
+		return;
+	uv_timer_stop(&l->wait_timer);
+	smt_daemon_preflight_write(d);
+	/* A worker whose sshd is not up yet is told when it is, within what
+	 * is left of --wait-timeout: it would otherwise wait for a launch
+	 * that never comes and end as LeaderNotReady. */
+	uint64_t waited = uv_now(&d->loop) - l->begin_ms, limit = (uint64_t)(d->opts->wait_timeout * 1000);
+	l->delivery_ms = limit > waited + RESULT_DELIVERY_MS ? limit - waited : RESULT_DELIVERY_MS;
+	if (text && text[strlen(text) - 1] != '\n') {
+		char *nl = NULL;
+		if (asprintf(&nl, "%s\n", text) < 0)
+			nl = NULL;
+		free(text);
+		text = nl;
+	}
+	leader_end(d, SMT_STATE_FAILED, smt_failure_exit_code(SMT_FAIL_PREFLIGHT, 0),
+		   text ? text : "PreflightFailed: a host failed its checks before the launch\n");
+	free(text);
+}
+
+/*
+ * Every host of an instance type sees as many GPUs as the others: for a
+ * type whose count smtd does not know (preflight.h), the only check there
+ * is.  The failure names the host that sees fewer.  0, or -1 with FAIL.
+ */
+static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
+{
+	const char *h1, *h2;
+	json_t *r1, *r2;
+
+	if (!d->opts->gpu_check || !d->preflight)
+		return 0;
+	json_object_foreach(d->preflight, h1, r1) {
+		const char *t1 = json_string_value(json_object_get(r1, SMT_F_INSTANCE_TYPE));
+		json_int_t g1 = json_integer_value(json_object_get(r1, SMT_F_GPUS));
+
+		json_object_foreach(d->preflight, h2, r2) {
+			const char *t2 = json_string_value(json_object_get(r2, SMT_F_INSTANCE_TYPE));
+			json_int_t g2 = json_integer_value(json_object_get(r2, SMT_F_GPUS));
+
+			if (!t1 || !t2 || strcmp(t1, t2) != 0 || g1 >= g2)
+				continue;
+			snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance type "
+				 "%s sees %lld", h1, (long long)g1, h2, t1, (long long)g2);
+			json_object_set_new(r1, SMT_F_STATE, json_string("failed"));
+			json_object_set_new(r1, SMT_F_FAILURE, json_sprintf("PreflightFailed: %s", fail));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Launch once this host's phase passed and every worker is ready with
+ * its own phase passed (a failure ended the job already). */
+static void maybe_launch(struct smt_daemon *d)
+{
+	struct leader *l = L(d);
+	char fail[1024];
+
+	if (!l->prelaunch_done || (l->peers && !l->all_ready) || l->launched || l->results_sent ||
+	    d->stop_signal || smt_state_is_final(d->state))
+		return;
+	if (gpus_differ(d, fail, sizeof(fail)) < 0) {
+		char *text = smt_failure_text(SMT_FAIL_PREFLIGHT, "%s", fail);
+
+		prelaunch_failed(d, text);
+		free(text);
+		return;
+	}
+	smt_daemon_preflight_write(d);
+	launch(d);
+}
+
+static void leader_prelaunch_done(struct smt_daemon *d, int passed)
+{
+	struct leader *l = L(d);
+
+	if (!passed) {
+		prelaunch_failed(d, smt_prelaunch_failure(d->prelaunch));
+		return;
+	}
+	l->prelaunch_done = 1;
+	maybe_launch(d);
+}
+
+/* A worker's status carries its pre-launch result: kept, and a failure
+ * ends the job. */
+static void worker_prelaunch(struct smt_daemon *d, const char *host, json_t *status)
+{
+	json_t *list = json_object_get(status, SMT_F_PREFLIGHT), *mine = NULL, *r;
+	const char *state;
+	size_t i;
+
+	json_array_foreach(list, i, r)
+		if (json_is_object(r) &&
+		    strcmp(json_string_value(json_object_get(r, SMT_F_HOST)) ?: "", host) == 0)
+			mine = r;
+	if (!mine)
+		return;
+	state = json_string_value(json_object_get(mine, SMT_F_STATE));
+	json_t *known = d->preflight ? json_object_get(d->preflight, host) : NULL;
+	if (!json_equal(known, mine))
+		smt_daemon_preflight_set(d, host, mine);
+	if (state && strcmp(state, "failed") == 0)
+		prelaunch_failed(d, json_string_value(json_object_get(mine, SMT_F_FAILURE)));
+}
+
 static void on_all_ready(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 
 	smt_info("all %zu workers are ready", smt_peers_count(L(d)->peers));
+	L(d)->all_ready = 1;
 	smt_daemon_changed(d);
-	launch(d);
+	maybe_launch(d);
 }
 
 static void on_mismatch(void *ctx, size_t i, const char *what)
@@ -581,6 +707,8 @@ static void on_news(void *ctx, size_t i, json_t *status)
 	size_t k;
 	json_t *o;
 
+	if (!l->launched)
+		worker_prelaunch(d, host, status);
 	/* News of another attempt than the one running (the last one's, on
 	 * its way while the next began) says nothing of this one. */
 	if (l->restarting || (json_is_integer(attempt) &&
@@ -712,18 +840,27 @@ static void leader_begin(struct smt_daemon *d)
 		return;
 	}
 	d->role_state = l;
+	l->begin_ms = uv_now(&d->loop);
 	uv_timer_init(&d->loop, &l->wait_timer);
 	uv_timer_init(&d->loop, &l->collect_timer);
 	uv_timer_init(&d->loop, &l->delivery_timer);
 	uv_timer_init(&d->loop, &l->restart_timer);
 	l->wait_timer.data = l->collect_timer.data = l->delivery_timer.data = d;
 	l->restart_timer.data = d;
-	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1) {
-		launch(d);
+	/* This host's phase runs while the workers become ready (and run
+	 * theirs). */
+	int rc = smt_daemon_prelaunch(d, 0, leader_prelaunch_done);
+	if (rc < 0) {
+		text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot start the pre-launch phase: %s",
+					strerror(-rc));
+		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
 		return;
 	}
+	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1)
+		return;
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_PEERS);
-	int rc = start_peers(d);
+	rc = start_peers(d);
 	if (rc < 0) {
 		if (rc == -ELIBACC || rc == -ELIBBAD)
 			text = smt_failure_text(SMT_FAIL_INTERNAL, "the channels to the workers need "

@@ -79,3 +79,9 @@ daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h daemon/daemon_int.h 
 sbin_PROGRAMS += smtd
 smtd_SOURCES = daemon/smtd.c
 smtd_LDADD = $(SMTD_LIBS)
+
+# The pre-launch phase: built-in checks, the code directory's install, the
+# preflight command (SPEC §5, §16).
+daemon_libsmtd_a_SOURCES += daemon/preflight.c daemon/preflight.h \
+	daemon/install.c daemon/install.h \
+	daemon/prelaunch.c daemon/prelaunch.h

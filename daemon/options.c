@@ -22,6 +22,8 @@
 #include "strv.h"
 #include "options.h"
 #include "restart.h"
+#include "preflight.h"
+#include "shellwords.h"
 #include "smt_proto.h"
 
 enum {
@@ -32,6 +34,8 @@ enum {
 	OPT_DEBUG, OPT_DRY_RUN, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_SSHD_CONFIG,
 	OPT_RANK_LOG_DIR, OPT_PROGRESS_PATTERN, OPT_JOB_CGROUP, OPT_STALL_TIMEOUT,
 	OPT_START_TIMEOUT, OPT_LAUNCH, OPT_MAX_RESTARTS, OPT_RESTART_DELAY,
+	OPT_NO_INSTALL, OPT_NO_GPU_CHECK, OPT_NO_EFA_CHECK, OPT_MIN_SHM, OPT_MIN_FREE_DISK,
+	OPT_PREFLIGHT_COMMAND, OPT_PREFLIGHT_TIMEOUT,
 };
 
 static const struct option long_options[] = {
@@ -66,6 +70,13 @@ static const struct option long_options[] = {
 	{ "start-timeout", required_argument, NULL, OPT_START_TIMEOUT },
 	{ "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
 	{ "restart-delay", required_argument, NULL, OPT_RESTART_DELAY },
+	{ "no-install", no_argument, NULL, OPT_NO_INSTALL },
+	{ "no-gpu-check", no_argument, NULL, OPT_NO_GPU_CHECK },
+	{ "no-efa-check", no_argument, NULL, OPT_NO_EFA_CHECK },
+	{ "min-shm", required_argument, NULL, OPT_MIN_SHM },
+	{ "min-free-disk", required_argument, NULL, OPT_MIN_FREE_DISK },
+	{ "preflight-command", required_argument, NULL, OPT_PREFLIGHT_COMMAND },
+	{ "preflight-timeout", required_argument, NULL, OPT_PREFLIGHT_TIMEOUT },
 	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
@@ -111,6 +122,14 @@ static void options_usage(FILE *out)
 	      "  --max-restarts N           restart a failed or stalled job N times (SMTD_MAX_RESTARTS)\n"
 	      "  --restart-delay S          wait S seconds between attempts (SMTD_RESTART_DELAY)\n"
 	      "  --job-cgroup auto|never    put the job in a cgroup v2 of its own (SMTD_JOB_CGROUP)\n"
+	      "  --no-install               do not pip-install the code directory (SMTD_NO_INSTALL)\n"
+	      "  --no-gpu-check             no check of the GPUs before the launch\n"
+	      "  --no-efa-check             no check of the EFA devices before the launch\n"
+	      "  --min-shm SIZE             /dev/shm at least SIZE (SMTD_MIN_SHM; default 1G, 0: off)\n"
+	      "  --min-free-disk SIZE       free disk under model, output, checkpoints (SMTD_MIN_FREE_DISK;\n"
+	      "                             default 1G, 0: off)\n"
+	      "  --preflight-command CMD    run on every host before the launch (SMTD_PREFLIGHT_COMMAND)\n"
+	      "  --preflight-timeout S      its time limit (SMTD_PREFLIGHT_TIMEOUT; default 600)\n"
 	      "  --log-format text|json     format of the output (SMTD_LOG_FORMAT)\n"
 	      "  --debug                    debug messages (SMTD_DEBUG)\n"
 	      "  --dry-run                  print the plan and exit\n"
@@ -418,6 +437,44 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		if (parse_bool(val, &o->debug) == 0)
 			return 0;
 		return bad_bool(what, val, err, errlen);
+	case OPT_NO_INSTALL:
+		if (!val)
+			return o->no_install = 1, 0;
+		if (parse_bool(val, &o->no_install) == 0)
+			return 0;
+		return bad_bool(what, val, err, errlen);
+	case OPT_NO_GPU_CHECK: o->gpu_check = 0; return 0;
+	case OPT_NO_EFA_CHECK: o->efa_check = 0; return 0;
+	case OPT_MIN_SHM:
+	case OPT_MIN_FREE_DISK: {
+		uint64_t v;
+
+		if (smt_preflight_parse_size(what, val, &v, err, errlen) < 0)
+			return -EINVAL;
+		*(id == OPT_MIN_SHM ? &o->min_shm : &o->min_free_disk) = (long long)v;
+		return 0;
+	}
+	case OPT_PREFLIGHT_COMMAND: {
+		char **words = NULL;
+		size_t n = 0;
+		char msg[256];
+
+		if (plain_string(what, val, err, errlen) < 0)
+			return -EINVAL;
+		/* Split as words, never given to a shell: its quoting is checked now. */
+		if (smt_shellwords_split(val, &words, &n, msg, sizeof(msg)) < 0) {
+			snprintf(err, errlen, "%s: %s; fix the quoting", what, msg);
+			return -EINVAL;
+		}
+		smt_strv_free(words);
+		if (n == 0) {
+			snprintf(err, errlen, "%s: the value has no word to run", what);
+			return -EINVAL;
+		}
+		o->preflight_command = val;
+		return 0;
+	}
+	case OPT_PREFLIGHT_TIMEOUT: secs = &o->preflight_timeout; break;
 	case OPT_DRY_RUN: o->dry_run = 1; return 0;
 	case OPT_JSON: o->json = 1; return 0;
 	default: break;
@@ -454,6 +511,10 @@ static const struct {
 	{ "SMTD_PROGRESS_PATTERN", OPT_PROGRESS_PATTERN }, { "SMTD_JOB_CGROUP", OPT_JOB_CGROUP },
 	{ "SMTD_STALL_TIMEOUT", OPT_STALL_TIMEOUT }, { "SMTD_START_TIMEOUT", OPT_START_TIMEOUT },
 	{ "SMTD_MAX_RESTARTS", OPT_MAX_RESTARTS }, { "SMTD_RESTART_DELAY", OPT_RESTART_DELAY },
+	{ "SMTD_NO_INSTALL", OPT_NO_INSTALL }, { "SMTD_MIN_SHM", OPT_MIN_SHM },
+	{ "SMTD_MIN_FREE_DISK", OPT_MIN_FREE_DISK },
+	{ "SMTD_PREFLIGHT_COMMAND", OPT_PREFLIGHT_COMMAND },
+	{ "SMTD_PREFLIGHT_TIMEOUT", OPT_PREFLIGHT_TIMEOUT },
 };
 
 static const struct option *find_long(int val)
@@ -474,6 +535,9 @@ static void defaults(struct smt_options *o)
 	o->wait_timeout = o->launch_timeout = o->result_timeout = -1;
 	o->peer_timeout = o->grace = -1;
 	o->max_restarts = -1;
+	o->gpu_check = o->efa_check = -1;
+	o->min_shm = o->min_free_disk = -1;
+	o->preflight_timeout = -1;
 }
 
 int smt_options_parse(struct smt_options *opts, int argc, char **argv, char **envp,

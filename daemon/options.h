@@ -41,6 +41,15 @@ struct smt_options {
 	double start_timeout;      /* --start-timeout, SMTD_START_TIMEOUT; 0: off */
 	const char *gpu_probe_root; /* SMTD_GPU_PROBE_ROOT: prefix of /proc/driver/nvidia/gpus
 				     * and /dev/nvidiaN in the GPU count (tests) */
+	/* The pre-launch phase (SPEC §5, §16). */
+	int no_install;            /* --no-install, SMTD_NO_INSTALL: the code directory as it is */
+	int gpu_check;             /* --no-gpu-check: 0; -1 unset (on) */
+	int efa_check;             /* --no-efa-check: 0; -1 unset (on) */
+	long long min_shm;         /* --min-shm SIZE, SMTD_MIN_SHM, bytes; 0 off; -1 unset (1 GiB,
+				      a warning only when the ranks do not use PyTorch) */
+	long long min_free_disk;   /* --min-free-disk SIZE, SMTD_MIN_FREE_DISK; 0 off; -1 unset */
+	const char *preflight_command; /* --preflight-command, SMTD_PREFLIGHT_COMMAND */
+	double preflight_timeout;  /* --preflight-timeout, SMTD_PREFLIGHT_TIMEOUT; -1 unset */
 	enum smt_sshd_mode sshd_mode; /* --sshd auto|always|never, SMTD_SSHD */
 	int mpi_enabled;           /* --mpi / --no-mpi, SMTD_MPI_ENABLED; -1 unset */
 	const char *launch;        /* --launch standalone|mpi|smddp|torchrun, SMTD_LAUNCH:
@@ -103,5 +112,8 @@ void smt_options_quote(const char *text, char *out, size_t outlen);
 #define SMT_RESULT_TIMEOUT_DEFAULT 60.0
 #define SMT_PEER_TIMEOUT_DEFAULT   10.0
 #define SMT_GRACE_DEFAULT          30.0
+#define SMT_PREFLIGHT_TIMEOUT_DEFAULT 600.0
+#define SMT_MIN_SHM_DEFAULT        (1024LL * 1024 * 1024)
+#define SMT_MIN_FREE_DISK_DEFAULT  (1024LL * 1024 * 1024)
 
 #endif

@@ -407,12 +407,19 @@ static uint64_t backoff(struct peer *p)
 	return ms;
 }
 
+static void send_result(struct peer *p);
+
 static void on_retry(uv_timer_t *t)
 {
 	struct peer *p = t->data;
 
 	if (p->ps->closing || p->lost)
 		return;
+	if (p->ps->sending_result) {
+		if (!p->result_done)
+			send_result(p);
+		return;
+	}
 	if (!p->ready)
 		send_probe(p);
 	else if (p->ps->launched && !p->ps->sending_result)
@@ -428,6 +435,38 @@ static void send_probe(struct peer *p)
 {
 	if (req_send(p, REQ_PROBE, SMT_PATH_STATUS, NULL, 15000, 0) < 0)
 		retry_later(p);
+}
+
+/* The worker answers, but its pre-launch phase runs (pip, the preflight
+ * command): ask again for its next change, held by the worker for up to
+ * PRELAUNCH_WAIT_MS, so that its end is known at once and not after a
+ * back-off. */
+#define PRELAUNCH_WAIT_MS 5000
+static void send_probe_wait(struct peer *p)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%d",
+		 SMT_PATH_STATUS, p->generation, PRELAUNCH_WAIT_MS);
+	if (req_send(p, REQ_PROBE, path, NULL, PRELAUNCH_WAIT_MS * 2 + 1000, 0) < 0)
+		retry_later(p);
+}
+
+/* The worker's own pre-launch phase (its entry in the status's list) is
+ * still running. */
+static int prelaunch_running(const struct peer *p, json_t *st)
+{
+	json_t *list = json_object_get(st, SMT_F_PREFLIGHT), *r;
+	size_t i;
+
+	json_array_foreach(list, i, r) {
+		const char *host = json_string_value(json_object_get(r, SMT_F_HOST));
+		const char *state = json_string_value(json_object_get(r, SMT_F_STATE));
+
+		if (host && strcmp(host, p->host) == 0)
+			return state && strcmp(state, "running") == 0;
+	}
+	return 0;
 }
 
 /* Compare the worker's host list with ours; on a difference write it to
@@ -481,6 +520,13 @@ static void probe_answer(struct peer *p, json_t *st)
 	}
 	if (state && smt_state_parse(state) == SMT_STATE_STARTING) {
 		retry_later(p);
+		return;
+	}
+	if (prelaunch_running(p, st)) {
+		p->attempt = 0;
+		if (json_is_integer(json_object_get(st, SMT_F_GENERATION)))
+			p->generation = json_integer_value(json_object_get(st, SMT_F_GENERATION));
+		send_probe_wait(p);
 		return;
 	}
 	p->ready = 1;
@@ -812,6 +858,14 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 			send_watch(p);
 		break;
 	case REQ_RESULT:
+		/* A worker not reached yet (its sshd still starting: the job
+		 * failed before the launch) is tried again, with the back-off,
+		 * until the leader stops waiting for the answers. */
+		if (why[0] && !p->ready && !p->mismatch) {
+			smt_debug("telling %s the result failed: %s; trying again", p->host, why);
+			retry_later(p);
+			break;
+		}
 		if (why[0])
 			smt_warn("telling %s the result failed: %s", p->host, why);
 		result_settled(p);

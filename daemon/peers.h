@@ -14,6 +14,10 @@
  * fails is retried after 50 ms, doubling to at most 1 s.  A worker is ready
  * when it says it is a worker of the same job: same hosts, same leader.
  * A worker with another host list is a configuration error naming it.
+ * A worker whose own pre-launch phase still runs (its "preflight" entry
+ * in the status, prelaunch.h) is not ready yet: it is asked again with a
+ * long poll, so that the end of its phase is known at once; once ready,
+ * its status (with that phase's result, passed or failed) is its news.
  *
  * Supervision: once the job is launched each worker is watched with a long
  * poll (GET /v1/status?wait=GEN&timeout=MS) that the worker answers when

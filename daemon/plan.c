@@ -207,6 +207,39 @@ static void resolve_options(struct smt_options *o)
 		o->peer_timeout = SMT_PEER_TIMEOUT_DEFAULT;
 	if (o->grace <= 0)
 		o->grace = SMT_GRACE_DEFAULT;
+	if (o->preflight_timeout <= 0)
+		o->preflight_timeout = SMT_PREFLIGHT_TIMEOUT_DEFAULT;
+	if (o->min_free_disk < 0)
+		o->min_free_disk = SMT_MIN_FREE_DISK_DEFAULT;
+	if (o->gpu_check < 0)
+		o->gpu_check = 1;
+	if (o->efa_check < 0)
+		o->efa_check = 1;
+	/* min_shm stays -1 when not given: the daemon decides between an
+	 * error and a warning (smt_daemon_prelaunch). */
+}
+
+/* sagemaker_preflight_command, when no option gave one: its words are
+ * checked now, as the option's are (options.c). */
+static int preflight_command(struct smt_plan *p, char *err, size_t errlen)
+{
+	char **words = NULL;
+	size_t n = 0;
+	char msg[256];
+
+	if (p->opts.preflight_command || !p->cfg->preflight_command)
+		return 0;
+	int bad = smt_shellwords_split(p->cfg->preflight_command, &words, &n, msg, sizeof(msg)) < 0;
+
+	if (bad || n == 0) {
+		smt_errorf(err, errlen, "%s: sagemaker_preflight_command: %s; fix the value",
+			   p->cfg->hp_path, bad ? msg : "the value has no word to run");
+		smt_strv_free(words);
+		return -EINVAL;
+	}
+	smt_strv_free(words);
+	p->opts.preflight_command = p->cfg->preflight_command;
+	return 0;
 }
 
 static int in_strv(char *const *v, const char *s)
@@ -707,6 +740,8 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 		p->opts.stall_timeout = p->cfg->stall_timeout;
 	if (p->opts.max_restarts < 0)
 		p->opts.max_restarts = p->cfg->max_restarts > 0 ? p->cfg->max_restarts : 0;
+	if ((rc = preflight_command(p, err, errlen)) < 0)
+		goto out;
 
 	struct smt_rankcmd rc_out = { 0 };
 	rc = smt_rankcmd_build(&p->opts, p->cfg, p->launch, p->role != SMT_ROLE_STANDALONE, &rc_out,
@@ -803,6 +838,8 @@ char *const *smt_plan_mpi_argv(const struct smt_plan *p) { return p->mpi_argv; }
 char *const *smt_plan_envp(const struct smt_plan *p) { return p->envp; }
 char *const *smt_plan_env_names(const struct smt_plan *p) { return p->env_names; }
 const char *smt_plan_workdir(const struct smt_plan *p) { return p->code_dir; }
+const char *smt_plan_program(const struct smt_plan *p) { return p->program; }
+const char *smt_plan_instance_type(const struct smt_plan *p) { return own_instance_type(p->cfg); }
 const char *smt_plan_hostfile(const struct smt_plan *p, const char **contents)
 {
 	if (contents)

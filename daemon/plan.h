@@ -116,6 +116,10 @@ char *const *smt_plan_env_names(const struct smt_plan *plan);
 char *const *smt_plan_envp(const struct smt_plan *plan);
 /* Working directory of the launched command: the code directory. */
 const char *smt_plan_workdir(const struct smt_plan *plan);
+/* The entry point (sagemaker_program), NULL with a command after --. */
+const char *smt_plan_program(const struct smt_plan *plan);
+/* This host's instance type (current_instance_type, else its group's), or NULL. */
+const char *smt_plan_instance_type(const struct smt_plan *plan);
 
 /*
  * What the caller should log as warnings, NULL-terminated (never NULL;

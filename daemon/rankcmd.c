@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "install.h"
 #include "rankcmd.h"
 #include "smenv.h"
 #include "strv.h"
@@ -107,28 +108,6 @@ out:
 	return rc;
 }
 
-/*
- * The toolkit pip-installs a code directory with a setup.py and runs the
- * entry point as a module of the installed package; smtd installs nothing,
- * and running the file as a script instead would be another program
- * (imports, dependencies): refused, with what to do.
- */
-static int refuse_package(const struct smt_rankcmd *p, const char *program, char *err,
-			  size_t errlen)
-{
-	const char *dot = strrchr(program, '.');
-	char path[4096];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/setup.py", p->code_dir);
-	if (stat(path, &st) < 0)
-		return 0;
-	smt_errorf(err, errlen, "%s: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m %.*s); smtd installs nothing and would run %s as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --",
-	       path, (int)(dot && strcmp(dot, ".py") == 0 ? dot - program : (int)strlen(program)),
-	       program, program);
-	return -EINVAL;
-}
-
 int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c,
 		      enum smt_launch launch, int distributed, struct smt_rankcmd *p, char *err,
 		      size_t errlen)
@@ -137,7 +116,7 @@ int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c
 	const char *program;
 	const char *dot;
 	struct stat st;
-	int rc = -ENOMEM;
+	int package, rc = -ENOMEM;
 
 	if (c->submit_dir && c->submit_dir[0] == '/' &&
 	    stat(c->submit_dir, &st) == 0 && S_ISDIR(st.st_mode))
@@ -161,13 +140,14 @@ int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c
 		       c->hp_path);
 		return -EINVAL;
 	}
-	if ((rc = refuse_package(p, program, err, errlen)) < 0)
-		return rc;
 	if (!(p->program = strdup(program)))
 		return -ENOMEM;
 	dot = strrchr(program, '.');
+	/* A package (install.h) runs as a module of what pip installed, as
+	 * the toolkit's PYTHON_PACKAGE entry point does. */
+	package = smt_install_is_package(p->code_dir, program);
 	rc = 0;
-	if (dot && strcmp(dot, ".py") == 0) {
+	if (package || (dot && strcmp(dot, ".py") == 0)) {
 		rc |= smt_strvbuf_add(&s, "python3");
 		if (distributed && (launch == SMT_LAUNCH_MPI || launch == SMT_LAUNCH_SMDDP)) {
 			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason). */
@@ -178,7 +158,12 @@ int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c
 			rc |= smt_strvbuf_add(&s, "-u");
 		}
 	}
-	if (program[0] == '/')
+	if (package) {
+		rc |= smt_strvbuf_add(&s, "-m");
+		rc |= smt_strvbuf_addf(&s, "%.*s", (int)(dot && strcmp(dot, ".py") == 0 ?
+						       (size_t)(dot - program) : strlen(program)),
+				       program);
+	} else if (program[0] == '/')
 		rc |= smt_strvbuf_add(&s, program);
 	else
 		rc |= smt_strvbuf_addf(&s, "%s/%s", p->code_dir, program);

@@ -22,7 +22,7 @@ struct smt_rankcmd {
 /*
  * Fill OUT (zeroed) for LAUNCH; DISTRIBUTED when this host is one of the
  * job's distribution hosts.  0, -ENOMEM, or -EINVAL with one line in ERR
- * (no program, or a code directory that is a Python package).  On failure
+ * (no program).  On failure
  * OUT may hold some fields: smt_rankcmd_free it.
  */
 int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c,

@@ -52,6 +52,11 @@ const struct smt_failure_kind_info smt_failure_kinds[SMT_FAIL_COUNT] = {
 		"the leader was lost, or sent no result in time" },
 	[SMT_FAIL_INTERNAL] = { "InternalError", 1,
 		"smtd itself could not go on (out of memory, no event loop)" },
+	[SMT_FAIL_INSTALL] = { "InstallFailed", 1,
+		"pip could not install the code directory on a host; nothing was launched" },
+	[SMT_FAIL_PREFLIGHT] = { "PreflightFailed", 1,
+		"a host failed a check before the launch (GPUs, EFA, /dev/shm, disk, "
+		"--preflight-command); nothing was launched" },
 };
 
 const char *smt_failure_kind_name(enum smt_failure_kind kind)

@@ -83,6 +83,8 @@ static json_t *status(void *ctx)
 	json_object_set_new(st, SMT_F_ATTEMPT, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
 	json_object_set_new(st, SMT_F_RESTARTS, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
 	json_object_set_new(st, SMT_F_MAX_RESTARTS, json_integer(d->restart ? smt_restart_max(d->restart) : 0));
+	/* The pre-launch phase: this host's, and on the leader every host's. */
+	json_object_set_new(st, SMT_F_PREFLIGHT, smt_daemon_preflight_list(d));
 	smt_stacks_status(d, st);
 	if (d->role->status)
 		d->role->status(d, st);

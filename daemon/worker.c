@@ -32,6 +32,7 @@
 
 #include "daemon_int.h"
 #include "log.h"
+#include "prelaunch.h"
 #include "procfs.h"
 #include "rankcred.h"
 #include "strv.h"
@@ -48,6 +49,7 @@ struct worker {
 	int leader_lost;
 	int job_over;
 	int acked;
+	int prelaunch_passed;    /* this host's pre-launch phase passed */
 	json_t *result;          /* the leader's result, kept until the job here is over */
 	char *lost_text;
 	uv_timer_t wait_timer;   /* the leader in time */
@@ -100,6 +102,10 @@ static void finish_with_result(struct smt_daemon *d, json_t *res)
 		own = smt_daemon_report(d, 1, &kind);
 		(void)kind;
 	}
+	/* This host's own pre-launch failure is told in its own words. */
+	const char *pre = smt_prelaunch_failure(d->prelaunch);
+	if (!own && pre && failure && strncmp(failure, pre, strcspn(pre, "\n")) == 0)
+		own = strdup(pre);
 	if (!failure)
 		failure = "JobFailed: the job failed\n";
 	if (own) {
@@ -454,6 +460,12 @@ static int on_launch(struct smt_daemon *d, json_t **reply)
 
 	if (smt_state_is_final(d->state) || w->job_over || d->stop_signal)
 		return 409;
+	/* The leader launches only once every host passed (leader.c). */
+	if (!w->prelaunch_passed) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, "the pre-launch phase of this host did "
+				   "not pass");
+		return 409;
+	}
 	if (!w->launched) {
 		w->launched = 1;
 		uv_timer_stop(&w->wait_timer);
@@ -678,6 +690,15 @@ static void worker_signal(struct smt_daemon *d, int signo)
 
 /* ---- start and end ---- */
 
+/* This host's pre-launch phase ended: the leader learns it from our
+ * status (smt_daemon_preflight_set made it change); a failure waits for
+ * the leader's result like any other end. */
+static void worker_prelaunch_done(struct smt_daemon *d, int passed)
+{
+	W(d)->prelaunch_passed = passed;
+	smt_daemon_preflight_write(d);
+}
+
 static void worker_begin(struct smt_daemon *d)
 {
 	struct worker *w = calloc(1, sizeof(*w));
@@ -699,6 +720,14 @@ static void worker_begin(struct smt_daemon *d)
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_LEADER);
 	uv_timer_start(&w->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
 		       (uint64_t)(d->opts->wait_timeout * 1000));
+	/* Its result reaches the leader in this host's status (peers.h). */
+	int rc = smt_daemon_prelaunch(d, 0, worker_prelaunch_done);
+	if (rc < 0) {
+		text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot start the pre-launch phase on "
+					"%s: %s", smt_plan_current_host(d->plan), strerror(-rc));
+		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
+	}
 }
 
 /* smtctl restart is the leader's to decide. */

@@ -97,6 +97,17 @@
 #define SMT_F_TEXT         "text"
 #define SMT_F_TIME         "time"
 #define SMT_F_GENERATION   "generation"
+#define SMT_F_PREFLIGHT    "preflight"
+/* A host's pre-launch result (daemon/prelaunch.h) and its checks. */
+#define SMT_F_ATTEMPT      "attempt"
+#define SMT_F_INSTANCE_TYPE "instance_type"
+#define SMT_F_CHECKS       "checks"
+#define SMT_F_CHECK        "check"
+#define SMT_F_DETAIL       "detail"
+#define SMT_F_WARNING      "warning"
+#define SMT_F_GPUS         "gpus"
+#define SMT_F_MICROSECONDS "microseconds"
+#define SMT_F_BUILTIN_MICROSECONDS "builtin_microseconds"
 /* {"status": "ok"|"unhealthy"} of /healthz, "ready"|"not ready" of /readyz. */
 #define SMT_F_STATUS       "status"
 /* Rank lines (--log-format json, GET /v1/logs). */

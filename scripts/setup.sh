@@ -27,6 +27,8 @@ curl prometheus
 mandoc man-db systemd binutils
 # preload tests: strace (the library's open flags)
 strace
+# the code directory's install (tests/multihost/test_install.sh): pip into a venv
+python3-venv python3-pip python3-setuptools
 # debugging and the machine-learning jobs of upcoming work
 gdb elfutils python3.11-dbg python3-torch
 EOF

@@ -35,3 +35,4 @@ tests_helpers_kinds_SOURCES = tests/helpers/kinds.c
 tests_helpers_kinds_LDADD = $(SMTD_LIBS)
 TESTS += tests/integration/house_docs.sh
 EXTRA_DIST += tests/integration/house_docs.sh
+include $(srcdir)/tests/preflight.mk

@@ -66,10 +66,12 @@ expect_error "$HP: sagemaker_fsdp_enabled: true enables what smtd takes for a di
 "$SMTD" --root "$R" --dry-run --launch torchrun >"$T/out" 2>"$T/err" || fail "--launch torchrun: $(cat "$T/err")"
 assert_contains "$T/out" "launch: torchrun (--launch torchrun (or SMTD_LAUNCH))" "--launch in the plan"
 
-# A code directory that is a Python package.
+# A code directory that is a Python package runs as a module (the toolkit's
+# PYTHON_PACKAGE entry point).
 printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_torch_distributed_enabled":"true"}' >"$HP"
 printf 'from setuptools import setup\nsetup()\n' >"$R/code/setup.py"
-expect_error "$R/code/setup.py: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m train); smtd installs nothing and would run train.py as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --"
+"$SMTD" --root "$R" --dry-run >"$T/out" 2>"$T/err" || fail "a package: $(cat "$T/err")"
+assert_contains "$T/out" "python3 -u -m train" "a package runs as a module"
 rm "$R/code/setup.py"
 
 # torchrun runs hosts x processes per host, nothing else.

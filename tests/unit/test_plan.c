@@ -670,19 +670,28 @@ static void test_neuron_cores(void **state)
 	smt_plan_free(p);
 }
 
-/* A code directory with setup.py: refused, with what to do; a command after -- is run. */
+/* A code directory with setup.py or pyproject.toml is a package, run as a
+ * module as the toolkit's PYTHON_PACKAGE entry point; a .sh program is a
+ * command; a command after -- is run as it is. */
 static void test_setup_py(void **state)
 {
 	struct fixture *f = *state;
 	struct smt_plan *p;
 
-	write_hp(f, "{\"sagemaker_program\":\"train.py\",\"sagemaker_torch_distributed_enabled\":true}");
+	write_hp(f, "{\"sagemaker_program\":\"train.py\",\"sagemaker_mpi_enabled\":true}");
 	set_two_hosts(f, "algo-1", "ml.c5.xlarge");
 	put(f, "code/setup.py", "from setuptools import setup\n");
-	assert_string_equal(build_error(f, NULL, NULL),
-			    "ROOT/code/setup.py: the code directory is a Python package, which the SageMaker training toolkit installs with pip and runs as a module (python3 -m train); smtd installs nothing and would run train.py as a script: install the package in the image and leave setup.py out of the code directory, or give the command to run after --");
-	write_hp(f, "{\"sagemaker_program\":\"train.py\"}");
-	assert_non_null(strstr(build_error(f, NULL, NULL), "ROOT/code/setup.py: the code directory is a Python package"));
+	p = build(f, NULL, NULL);
+	assert_string_equal(joined(smt_plan_rank_argv(p)), "python3 -m mpi4py -m train");
+	smt_plan_free(p);
+	write_hp(f, "{\"sagemaker_program\":\"train.py\",\"lr\":0.5}");
+	p = build(f, NULL, NULL);
+	assert_string_equal(joined(smt_plan_rank_argv(p)), "python3 -m train --lr 0.5");
+	smt_plan_free(p);
+	write_hp(f, "{\"sagemaker_program\":\"run.sh\"}");
+	p = build(f, NULL, NULL);
+	assert_non_null(strstr(joined(smt_plan_rank_argv(p)), "/code/run.sh"));
+	smt_plan_free(p);
 	p = build(f, (char *[]){ "--", "python3", "-m", "mypkg.train", NULL }, NULL);
 	assert_string_equal(joined(smt_plan_argv(p)), "python3 -m mypkg.train");
 	smt_plan_free(p);
