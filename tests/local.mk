@@ -25,6 +25,7 @@ include $(srcdir)/tests/curlload.mk
 include $(srcdir)/tests/crash.mk
 include $(srcdir)/tests/ranktty.mk
 include $(srcdir)/tests/hostile.mk
+include $(srcdir)/tests/toolkit.mk
 EXTRA_DIST += tests/fuzz
 
 # The documents that describe the code, checked against it (issue 17).
