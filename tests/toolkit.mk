@@ -7,3 +7,5 @@ check_PROGRAMS += tests/unit/test_pyrender
 TESTS += tests/unit/test_pyrender
 tests_unit_test_pyrender_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_pyrender_LDADD = $(TEST_LIBS)
+TESTS += tests/multihost/test_dropin.sh
+EXTRA_DIST += tests/multihost/test_dropin.sh
