@@ -491,6 +491,24 @@ static const struct smt_hostjob_ops hostjob_ops = {
 };
 
 /*
+ * The plan's variables besides SM_* (plan.c's job_vars: PYTHONPATH, the
+ * PyTorch container's, ...) as this host's defaults, over the image's
+ * own, under mpirun's -x; CURRENT_HOST is this host's and wins.
+ */
+static void plan_defaults(struct smt_daemon *d, json_t *set, json_t *dflt)
+{
+	char *const *envp = smt_plan_envp(d->plan);
+
+	for (char *const *n = smt_plan_env_names(d->plan); n && *n; n++) {
+		const char *v = smt_env_get(envp, *n);
+
+		if (!v || strncmp(*n, "SM_", 3) == 0 || strcmp(*n, "SMTD_RESOURCE_CONFIG") == 0)
+			continue;
+		json_object_set_new(strcmp(*n, "CURRENT_HOST") == 0 ? set : dflt, *n, json_string(v));
+	}
+}
+
+/*
  * What every rank's launcher gives its program: this host's own SM_*
  * variables and the job's mark (they win), and the environment the image
  * gave smtd (SPEC §12), under the job's own variables from mpirun's -x.
@@ -541,6 +559,7 @@ static json_t *launcher_env(struct smt_daemon *d)
 			json_object_set_new(dflt, name, json_string(eq + 1));
 		free(name);
 	}
+	plan_defaults(d, set, dflt);
 	/* Python ranks print every thread's stack on a fatal signal: the
 	 * failure names the crashing frame (crash.h), and a stalled job's
 	 * ranks show where they waited when smtd aborts them (stall.c).

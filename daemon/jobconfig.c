@@ -251,7 +251,10 @@ void smt_jobconfig_free(struct smt_jobconfig *cfg)
 	json_decref(cfg->resource);
 	json_decref(cfg->user_hps);
 	json_decref(cfg->framework_params);
+	json_decref(cfg->platform_hps);
 	json_decref(cfg->inputdata);
+	free(cfg->region);
+	json_decref(cfg->log_level);
 	free(cfg->program);
 	free(cfg->mpi_options);
 	free(cfg->preflight_command);
@@ -656,6 +659,30 @@ static int hp_dist_groups(struct smt_jobconfig *cfg, json_t *v, char *err, size_
 	return 0;
 }
 
+/*
+ * Toolkit 4.5.0's params.SAGEMAKER_HYPERPARAMETERS: the platform's keys,
+ * neither the program's arguments nor framework parameters.  SageMaker's
+ * tuning jobs add _tuning_objective_metric; any other _tuning_* key is
+ * taken as the platform's too (a deliberate difference, docs/MIGRATING.md):
+ * passed on, it would end every argparse program with exit 2.
+ */
+static json_t *destination(struct smt_jobconfig *cfg, const char *key)
+{
+	static const char *const platform[] = {
+		"sagemaker_program", "sagemaker_submit_directory",
+		"sagemaker_enable_cloudwatch_metrics", "sagemaker_region",
+		"sagemaker_container_log_level", "sagemaker_job_name", "default_user_module_name",
+		"_tuning_objective_metric", "sagemaker_s3_output", NULL,
+	};
+
+	for (const char *const *p = platform; *p; p++)
+		if (strcmp(*p, key) == 0)
+			return cfg->platform_hps;
+	if (strncmp(key, "_tuning_", 8) == 0)
+		return cfg->platform_hps;
+	return strncmp(key, "sagemaker_", 10) == 0 ? cfg->framework_params : cfg->user_hps;
+}
+
 static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err, size_t errlen)
 {
 	const char *path = cfg->hp_path;
@@ -666,7 +693,8 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 
 	cfg->user_hps = json_object();
 	cfg->framework_params = json_object();
-	if (!cfg->user_hps || !cfg->framework_params)
+	cfg->platform_hps = json_object();
+	if (!cfg->user_hps || !cfg->framework_params || !cfg->platform_hps)
 		return -ENOMEM;
 	if (!hp)
 		return 0;
@@ -708,11 +736,13 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 			rc = hp_string(path, key, v, &cfg->preflight_command, err, errlen);
 		} else if (strcmp(key, "sagemaker_submit_directory") == 0) {
 			rc = hp_string(path, key, v, &cfg->submit_dir, err, errlen);
+		} else if (strcmp(key, "sagemaker_region") == 0) {
+			rc = hp_string(path, key, v, &cfg->region, err, errlen);
+		} else if (strcmp(key, "sagemaker_container_log_level") == 0) {
+			cfg->log_level = json_incref(v);
 		}
 		if (rc == 0)
-			rc = json_object_set_new(strncmp(key, "sagemaker_", 10) == 0 ?
-						 cfg->framework_params : cfg->user_hps, key, v) < 0 ?
-						 -ENOMEM : 0;
+			rc = json_object_set_new(destination(cfg, key), key, v) < 0 ? -ENOMEM : 0;
 		else
 			json_decref(v);
 		if (rc < 0)

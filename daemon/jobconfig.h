@@ -49,8 +49,18 @@ struct smt_jobconfig {
 	size_t ngroups;
 
 	json_t *resource;   /* resourceconfig.json as read (or synthesized) */
-	json_t *user_hps;   /* decoded user hyperparameters (object) */
-	json_t *framework_params; /* decoded sagemaker_* hyperparameters (object) */
+	/*
+	 * The decoded hyperparameters split as toolkit 4.5.0 splits them
+	 * (environment.py, params.SAGEMAKER_HYPERPARAMETERS): the platform's
+	 * own (sagemaker_program, sagemaker_submit_directory,
+	 * sagemaker_region, sagemaker_job_name, ..., _tuning_objective_metric
+	 * and every other _tuning_* key) in platform_hps, the other sagemaker_*
+	 * ones in framework_params, the rest in user_hps (the program's
+	 * arguments, SM_HPS).
+	 */
+	json_t *user_hps;
+	json_t *framework_params;
+	json_t *platform_hps;
 	json_t *inputdata;  /* inputdataconfig.json ({} when absent) */
 
 	/* sagemaker_* hyperparameters, validated; NULL / -1 when absent. */
@@ -66,6 +76,8 @@ struct smt_jobconfig {
 	char *job_name;
 	char *submit_dir;
 	char *preflight_command;       /* sagemaker_preflight_command */
+	char *region;              /* sagemaker_region */
+	json_t *log_level;         /* sagemaker_container_log_level, decoded; NULL: absent */
 
 	/* The distributions other than MPI (read_distribution); -1 / NULL when absent. */
 	int smddp_enabled;             /* sagemaker_distributed_dataparallel_enabled */

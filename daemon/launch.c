@@ -27,10 +27,12 @@ const char *smt_launch_name(enum smt_launch launch)
 /*
  * The distribution hyperparameters of the SageMaker SDK and training
  * toolkit (estimator.py's LAUNCH_*_ENV_NAME, environment.py's
- * get_distribution_instance_groups_from_resource_config), and what smtd
- * does with each.  Any other sagemaker_*_enabled hyperparameter that is
- * enabled is taken for a distribution smtd does not know, and refused:
- * running the job some other way would be a silent wrong job.
+ * get_distribution_instance_groups_from_resource_config), the settings
+ * named *_enabled that are not distributions, and what smtd does with each.
+ * Only a distribution smtd cannot launch is refused (running the job some
+ * other way would be a silent wrong job); any other sagemaker_*_enabled
+ * hyperparameter is a setting smtd does not know, which the plan reports
+ * as a warning (smt_launch_unknown_setting) and the job runs.
  */
 static const struct dist_flag {
 	const char *name;
@@ -48,7 +50,18 @@ static const struct dist_flag {
 	/* SageMaker Training Compiler: a setting of the framework inside the
 	 * program, which launches the same way with it or without. */
 	{ "sagemaker_training_compiler_enabled", NULL, SMT_LAUNCH_STANDALONE },
+	/* The PyTorch container's training.py: whether it captures the
+	 * program's stderr into its error message, not how it launches. */
+	{ "sagemaker_toolkit_native_launcher_enabled", NULL, SMT_LAUNCH_STANDALONE },
 };
+
+static const struct dist_flag *find_flag(const char *key)
+{
+	for (size_t i = 0; i < sizeof(dist_flags) / sizeof(dist_flags[0]); i++)
+		if (strcmp(dist_flags[i].name, key) == 0)
+			return &dist_flags[i];
+	return NULL;
+}
 
 #define SMT_LAUNCHES "smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel " \
 	"(sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun " \
@@ -82,29 +95,30 @@ static int refuse_unsupported(const struct smt_jobconfig *c, char *err, size_t e
 	json_t *v;
 
 	json_object_foreach(c->framework_params, key, v) {
-		const struct dist_flag *f = NULL;
+		const struct dist_flag *f = find_flag(key);
 		char *shown;
 
-		if (strncmp(key, "sagemaker_", 10) != 0 || !ends_with(key, "_enabled") || !truthy(v))
-			continue;
-		for (size_t i = 0; i < sizeof(dist_flags) / sizeof(dist_flags[0]); i++)
-			if (strcmp(dist_flags[i].name, key) == 0)
-				f = &dist_flags[i];
-		if (f && (!f->what || f->launch >= 0))
+		if (!f || !f->what || f->launch >= 0 || !truthy(v))
 			continue;
 		shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		if (f)
-			smt_errorf(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
-			       SMT_LAUNCHES "; run this job with the SageMaker training toolkit, or choose a launch with --launch",
-			       c->hp_path, key, shown ? shown : "true", f->what);
-		else
-			smt_errorf(err, errlen, "%s: %s: %.40s enables what smtd takes for a distribution it does not know; "
-			       SMT_LAUNCHES "; set it to false, or choose a launch with --launch",
-			       c->hp_path, key, shown ? shown : "true");
+		smt_errorf(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
+		       SMT_LAUNCHES "; run this job with the SageMaker training toolkit, or choose a launch with --launch",
+		       c->hp_path, key, shown ? shown : "true", f->what);
 		free(shown);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+const char *smt_launch_unknown_setting(const struct smt_jobconfig *c)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(c->framework_params, key, v)
+		if (strncmp(key, "sagemaker_", 10) == 0 && ends_with(key, "_enabled") && !find_flag(key))
+			return key;
+	return NULL;
 }
 
 int smt_launch_choose(const struct smt_options *o, const struct smt_jobconfig *c,

@@ -13,7 +13,8 @@
 /*
  * How the job is launched (SPEC §4), decided the same way on every host:
  * --launch KIND (SMTD_LAUNCH) when given; else a distribution smtd cannot
- * launch is a configuration error (the table in launch.c); else
+ * launch is a configuration error (the table in launch.c; an unknown
+ * sagemaker_*_enabled key is not, see smt_launch_unknown_setting); else
  * sagemaker_mpi_enabled (or --mpi/--no-mpi) -> MPI;
  * sagemaker_distributed_dataparallel_enabled or sagemaker_pytorch_ddp_enabled
  * -> SMDDP (mpirun with smdataparallel.py's options and smddprun);
@@ -26,6 +27,13 @@ enum smt_launch {
 	SMT_LAUNCH_SMDDP,
 	SMT_LAUNCH_TORCHRUN,
 };
+
+/*
+ * The first sagemaker_*_enabled hyperparameter of C that smtd knows
+ * neither as a distribution nor as a setting (the table in launch.c), or
+ * NULL: the plan warns about it, and the job runs as if it were absent.
+ */
+const char *smt_launch_unknown_setting(const struct smt_jobconfig *c);
 
 /* "standalone", "mpi", "smddp", "torchrun": the names of --launch and --dry-run. */
 const char *smt_launch_name(enum smt_launch launch);

@@ -22,6 +22,8 @@ daemon_libsmtd_a_SOURCES += daemon/options.c daemon/options.h \
 	daemon/mpiargv.c daemon/mpiargv.h \
 	daemon/ompiparams.c daemon/ompiparams.h \
 	daemon/smenv.c daemon/smenv.h \
+	daemon/pyrender.c daemon/pyrender.h \
+	daemon/pysite.c daemon/pysite.h \
 	daemon/pathsearch.c daemon/pathsearch.h
 
 # Processes: starting them, reaping them, knowing them, the job on a host.

@@ -31,6 +31,7 @@
 #include "rankcmd.h"
 #include "pathsearch.h"
 #include "shellwords.h"
+#include "pysite.h"
 #include "smenv.h"
 #include "strv.h"
 #include "textesc.h"
@@ -66,6 +67,9 @@ struct smt_plan {
 	char **envp;
 	char *hostfile, *hostfile_contents;
 	char *root; /* absolute */
+	json_t *vars; /* NAME -> value of every variable the plan adds (env_names) */
+	char torch_version[72]; /* torch installed for the job's python3, "" when none */
+	char torch_source[4200]; /* where torch_version was read */
 };
 
 
@@ -264,8 +268,9 @@ static int distribution(struct smt_plan *p)
 	p->dist_hosts = calloc(c->nhosts + 1, sizeof(char *));
 	if (!p->dist_hosts)
 		return -ENOMEM;
-	if (!groups && p->launch != SMT_LAUNCH_STANDALONE && c->current_group && c->ngroups) {
-		p->dist_groups[0] = c->current_group;
+	/* environment.py: the current group, "homogeneousCluster" by default. */
+	if (!groups && p->launch != SMT_LAUNCH_STANDALONE) {
+		p->dist_groups[0] = c->current_group ? c->current_group : "homogeneousCluster";
 		groups = p->dist_groups;
 	}
 	for (size_t i = 0; i < c->nhosts; i++) {
@@ -321,6 +326,48 @@ static int torchrun_vars(const struct smt_plan *p, json_t *vars, char **envp)
 	return rc ? -ENOMEM : 0;
 }
 
+/*
+ * The variables a rank gets besides SM_* (smtd(8), ENVIRONMENT): what the
+ * toolkit sets in its own environment (CURRENT_HOST, SAGEMAKER_JOB_NAME,
+ * SAGEMAKER_REGION, PYTHONPATH with the code directory first) and, when
+ * torch is installed for the job's python3, what the PyTorch container's
+ * training.py sets (SM_DLC_TORCH_VERSION, MASTER_ADDR, MASTER_PORT, its
+ * NCCL variables).  IMAGE_WINS: the image's own value, when it has one,
+ * stands (the container's variables; the toolkit's are always set).  One
+ * line per variable; a NULL value is not set.
+ */
+static int job_vars(const struct smt_plan *p, json_t *vars, char **envp)
+{
+	const char *pp = smt_env_get(envp, "PYTHONPATH");
+	const char *region = p->cfg->region ? p->cfg->region : smt_env_get(envp, "AWS_DEFAULT_REGION");
+	const char *torch = p->torch_version[0] ? p->torch_version : NULL;
+	char *pythonpath = NULL;
+	int rc = 0;
+
+	if (asprintf(&pythonpath, "%s%s%s", p->code_dir, pp && *pp ? ":" : "", pp && *pp ? pp : "") < 0)
+		return -ENOMEM;
+	const struct { const char *name, *value; int image_wins; } defs[] = {
+		{ "CURRENT_HOST", p->cfg->current_host, 0 },
+		{ "SAGEMAKER_JOB_NAME", p->cfg->job_name ? p->cfg->job_name : "", 0 },
+		{ "SAGEMAKER_REGION", region ? region : "", 0 },
+		{ "PYTHONPATH", pythonpath, 0 },
+		{ "SM_DLC_TORCH_VERSION", torch, 1 },
+		{ "MASTER_ADDR", torch ? smt_plan_leader(p) : NULL, 1 },
+		{ "MASTER_PORT", torch ? "7777" : NULL, 1 },
+		{ "NCCL_SOCKET_IFNAME", torch ? p->cfg->iface : NULL, 1 },
+		{ "NCCL_IB_DISABLE", torch ? "1" : NULL, 1 },
+		{ "NCCL_DEBUG", torch ? "WARN" : NULL, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+		if (defs[i].value && !(defs[i].image_wins && smt_env_get(envp, defs[i].name)))
+			rc |= json_object_set_new(vars, defs[i].name, json_string(defs[i].value));
+	free(pythonpath);
+	return rc ? -ENOMEM : 0;
+}
+
+static int installed(const char *prog, char **envp);
+
 static int environment(struct smt_plan *p, char **envp)
 {
 	struct smt_smenv_in in = {
@@ -334,6 +381,10 @@ static int environment(struct smt_plan *p, char **envp)
 		.num_gpus = p->num_gpus,
 		.num_neurons = p->num_neurons,
 		.num_cpus = sysconf(_SC_NPROCESSORS_ONLN),
+		.training_job_name = smt_env_get(envp, "TRAINING_JOB_NAME"),
+		.mp_env = smt_env_get(envp, "SM_HP_MP_PARAMETERS"),
+		.framework_module = smt_env_get(envp, "SAGEMAKER_TRAINING_MODULE"),
+		.smddpmprun_installed = installed("smddpmprun", envp),
 	};
 	struct smt_strvbuf names = { 0 }, fwd = { 0 }, env = { 0 };
 	json_t *vars = NULL;
@@ -345,7 +396,7 @@ static int environment(struct smt_plan *p, char **envp)
 		return rc;
 	/* The preload library must read this host's resourceconfig.json. */
 	rc = json_object_set_new(vars, "SMTD_RESOURCE_CONFIG", json_string(p->cfg->rc_path));
-	if (rc < 0)
+	if (rc < 0 || job_vars(p, vars, envp) < 0)
 		goto nomem;
 	if (p->launch == SMT_LAUNCH_TORCHRUN && p->role != SMT_ROLE_STANDALONE &&
 	    torchrun_vars(p, vars, envp) < 0)
@@ -382,7 +433,7 @@ static int environment(struct smt_plan *p, char **envp)
 	p->env_names = names.v;
 	p->forward = fwd.v;
 	p->envp = env.v;
-	json_decref(vars);
+	p->vars = vars;
 	return 0;
 nomem:
 	smt_strv_free(names.v);
@@ -509,7 +560,9 @@ static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in 
 			 size_t errlen)
 {
 	json_t *mp = p->cfg->mp_parameters, *backend;
+	/* The image's value first, as the variable itself (job_vars). */
 	const char *version = smt_env_get(envp, "SM_DLC_TORCH_VERSION");
+	const char *source = "SM_DLC_TORCH_VERSION (smtd's environment)";
 	char *rendered, shown[96];
 	size_t digits;
 
@@ -528,12 +581,18 @@ static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in 
 		free(rendered);
 		return -EINVAL;
 	}
+	if (!version && p->torch_version[0]) {
+		version = p->torch_version;
+		source = p->torch_source;
+	}
 	if (version && *version) {
 		digits = strspn(version, "0123456789");
 		if (digits == 0 || digits > 6 || (version[digits] && version[digits] != '.')) {
 			snprintf(shown, sizeof(shown), "%.60s", version);
-			smt_errorf(err, errlen, "SM_DLC_TORCH_VERSION (smtd's environment): \"%s\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it",
-			       shown);
+			smt_errorf(err, errlen, "%s: \"%s\" does not start with a major version number; %s",
+			       source, shown, source == p->torch_source ?
+			       "set SM_DLC_TORCH_VERSION as the image's PyTorch version (2.0.1)" :
+			       "set it as the image's PyTorch version (2.0.1) or unset it");
 			return -EINVAL;
 		}
 		in->torch_major = atoi(version);
@@ -588,11 +647,14 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		.torch_major = -1,
 	};
 	if (smddp) {
+		/* Without it the ranks would run, but not data parallel (issue 21). */
 		in.smddprun = installed("smddprun", envp);
-		if (!in.smddprun && (rc = warn(p, "smddprun is not on PATH: the ranks run without "
-					       "SMDataParallel's launcher; install the smdistributed "
-					       "dataparallel library in the image")) < 0)
-			return rc;
+		if (!in.smddprun) {
+			smt_errorf(err, errlen, "smddprun is not on PATH (%s): SMDataParallel (%s) needs it on every host; install the smdistributed dataparallel library in the image, or choose another launch with --launch",
+			       smt_env_get(envp, "PATH") ? smt_env_get(envp, "PATH") :
+			       SMT_PATHSEARCH_DEFAULT, p->reason);
+			return -EINVAL;
+		}
 	} else if ((rc = modelparallel(p, envp, &in, err, errlen)) < 0) {
 		return rc;
 	}
@@ -755,6 +817,14 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 		goto out;
 	if ((rc = launcher(p)) < 0)
 		goto out;
+	if (smt_launch_unknown_setting(p->cfg) &&
+	    (rc = warn(p, "%s: %s: not a setting smtd knows (neither a distribution nor one of the toolkit's settings); the job runs as if it were absent",
+		       p->cfg->hp_path, smt_launch_unknown_setting(p->cfg))) < 0)
+		goto out;
+	rc = smt_pysite_torch_version(envp, p->torch_version, sizeof(p->torch_version),
+				      p->torch_source, sizeof(p->torch_source));
+	if (rc == -ENOMEM)
+		goto out;
 	if ((rc = environment(p, envp)) < 0)
 		goto out;
 	/* Workers build it too: it checks the custom options on every host. */
@@ -795,6 +865,7 @@ void smt_plan_free(struct smt_plan *p)
 	smt_strv_free(p->launcher);
 	smt_strv_free(p->torchrun_argv);
 	smt_strv_free(p->warnings);
+	json_decref(p->vars);
 	free(p->hostfile);
 	free(p->hostfile_contents);
 	free(p->root);
@@ -876,13 +947,62 @@ static json_t *strv_json(char *const *v, size_t n)
 	return a;
 }
 
+/* O's members in the order of their names (a new object; O is released). */
+static json_t *sorted_object(json_t *o)
+{
+	size_t n = json_object_size(o), i = 0;
+	const char **keys = calloc(n + 1, sizeof(*keys));
+	json_t *out = keys ? json_object() : NULL, *v;
+	const char *key;
+
+	json_object_foreach(o, key, v)
+		if (keys)
+			keys[i++] = key;
+	if (keys)
+		qsort(keys, n, sizeof(*keys), cmp_str);
+	for (i = 0; out && i < n; i++)
+		if (json_object_set(out, keys[i], json_object_get(o, keys[i])) < 0) {
+			json_decref(out);
+			out = NULL;
+		}
+	free(keys);
+	json_decref(o);
+	return out;
+}
+
+/*
+ * What a rank gets on top of smtd's own environment, with values: the
+ * plan's variables, then mpirun's -x NAME=VALUE, which win on every host.
+ */
+static json_t *rank_env(const struct smt_plan *p)
+{
+	json_t *o = json_deep_copy(p->vars);
+
+	for (char **a = p->role != SMT_ROLE_STANDALONE ? p->mpi_argv : NULL; o && a && a[0] && a[1];
+	     a++) {
+		const char *eq = strchr(a[1], '=');
+		char *name;
+
+		if (strcmp(a[0], "-x") != 0 || !eq)
+			continue;
+		if (!(name = strndup(a[1], (size_t)(eq - a[1]))) ||
+		    json_object_set_new(o, name, json_string(eq + 1)) < 0) {
+			free(name);
+			json_decref(o);
+			return NULL;
+		}
+		free(name);
+	}
+	return o ? sorted_object(o) : NULL;
+}
+
 int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 {
 	char *const *argv = smt_plan_argv(p);
 	const char *hf = smt_plan_hostfile(p, NULL);
 
 	if (json) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:s?}",
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s?}",
 				      "launch", smt_launch_name(p->launch), "launch_reason", p->reason,
 				      "role", smt_role_name(p->role), "leader", smt_plan_leader(p),
 				      "current_host", p->cfg->current_host,
@@ -894,6 +1014,7 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 				      "rank_argv", strv_json(p->rank_argv, smt_strv_len(p->rank_argv)),
 				      "launcher", strv_json(p->launcher, smt_strv_len(p->launcher)),
 				      "env", strv_json(p->env_names, smt_strv_len(p->env_names)),
+				      "rank_env", rank_env(p),
 				      "warnings", strv_json(p->warnings, smt_strv_len(p->warnings)),
 				      "workdir", p->code_dir, "hostfile", hf);
 		int rc;

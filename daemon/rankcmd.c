@@ -15,7 +15,7 @@
 
 #include "install.h"
 #include "rankcmd.h"
-#include "smenv.h"
+#include "pyrender.h"
 #include "strv.h"
 #include "textesc.h"
 
@@ -24,52 +24,51 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The toolkit's to_cmd_args rendering of one value. */
+/*
+ * The toolkit's to_cmd_args rendering of one value: a mapping as k=v pairs
+ * joined by commas, keys sorted, each v as str() renders it; None empty;
+ * anything else as str() renders it (True, 0.1, ['a', 'b']).
+ */
 static char *arg_value(json_t *v)
 {
+	const char **keys;
+	const char *key;
+	json_t *item;
 	char *s = NULL;
+	size_t len = 0, n = 0;
+	FILE *f;
 
-	if (json_is_string(v))
-		return strdup(json_string_value(v));
-	if (json_is_true(v))
-		return strdup("True");
-	if (json_is_false(v))
-		return strdup("False");
 	if (json_is_null(v))
 		return strdup("");
-	if (json_is_object(v)) {
-		/* A mapping renders as k=v pairs joined by commas, keys sorted. */
-		size_t len = 0;
-		const char *key;
-		json_t *item;
-		FILE *f = open_memstream(&s, &len);
-		char **keys;
-		size_t n = 0, i = 0;
+	if (!json_is_object(v))
+		return smt_py_str(v);
+	f = open_memstream(&s, &len);
+	keys = calloc(json_object_size(v) + 1, sizeof(*keys));
+	if (!f || !keys)
+		goto fail;
+	json_object_foreach(v, key, item)
+		keys[n++] = key;
+	qsort(keys, n, sizeof(*keys), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		char *val = smt_py_str(json_object_get(v, keys[i]));
 
-		if (!f)
-			return NULL;
-		keys = calloc(json_object_size(v) + 1, sizeof(*keys));
-		json_object_foreach(v, key, item)
-			if (keys)
-				keys[n++] = (char *)key;
-		if (keys)
-			qsort(keys, n, sizeof(*keys), cmp_str);
-		for (i = 0; keys && i < n; i++) {
-			char *val = arg_value(json_object_get(v, keys[i]));
-			fprintf(f, "%s%s=%s", i ? "," : "", keys[i], val ? val : "");
-			free(val);
-		}
-		free(keys);
+		if (!val)
+			goto fail;
+		fprintf(f, "%s%s=%s", i ? "," : "", keys[i], val);
+		free(val);
+	}
+	free(keys);
+	if (fclose(f) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+fail:
+	free(keys);
+	if (f)
 		fclose(f);
-		return s;
-	}
-	if (json_is_real(v)) {
-		char real[64];
-
-		smt_smenv_real(json_real_value(v), real, sizeof(real));
-		return strdup(real);
-	}
-	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	free(s);
+	return NULL;
 }
 
 static int user_args(const struct smt_jobconfig *c, struct smt_rankcmd *p)

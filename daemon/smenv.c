@@ -3,11 +3,11 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyrender.h"
 #include "smenv.h"
 
 static const char *const host_specific[] = {
@@ -26,40 +26,17 @@ int smt_smenv_host_specific(const char *name)
 
 void smt_smenv_real(double v, char *out, size_t outlen)
 {
-	char digits[64];
-	int p, exp;
-
-	if (!isfinite(v)) {
-		snprintf(out, outlen, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-		return;
-	}
-	for (p = 1; p < 17; p++) {
-		snprintf(digits, sizeof(digits), "%.*e", p - 1, v);
-		if (strtod(digits, NULL) == v)
-			break;
-	}
-	snprintf(digits, sizeof(digits), "%.*e", p - 1, v);
-	exp = atoi(strchr(digits, 'e') + 1);
-	if (exp < -4 || exp >= 16)
-		snprintf(out, outlen, "%s", digits);
-	else
-		snprintf(out, outlen, "%.*f", p - 1 - exp > 1 ? p - 1 - exp : 1, v);
+	smt_py_float(v, out, outlen);
 }
 
+/* mapping.to_env_vars' format_value: a string as it is, None empty, the rest json.dumps. */
 char *smt_smenv_value(json_t *value)
 {
-	char real[64];
-
 	if (json_is_string(value))
 		return strdup(json_string_value(value));
-	if (json_is_real(value)) {
-		smt_smenv_real(json_real_value(value), real, sizeof(real));
-		return strdup(real);
-	}
 	if (json_is_null(value))
 		return strdup("");
-	return json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
-			  JSON_ENSURE_ASCII);
+	return smt_py_json(value);
 }
 
 static json_t *strv_json(char *const *v)
@@ -102,6 +79,47 @@ static const struct smt_group *current_group(const struct smt_jobconfig *cfg)
 	return NULL;
 }
 
+/*
+ * environment.py's get_distribution_hosts: the hosts of the distribution
+ * instance groups, group by group, when resourceconfig.json has groups;
+ * every host when it has none; none when no distribution is enabled.
+ */
+static json_t *toolkit_dist_hosts(const struct smt_jobconfig *cfg, const struct smt_smenv_in *in)
+{
+	json_t *a;
+
+	if (!json_array_size(json_object_get(cfg->resource, "instance_groups")))
+		return strv_json(cfg->hosts);
+	a = json_array();
+	for (size_t i = 0; a && i < cfg->ngroups; i++)
+		for (char *const *g = in->dist_groups; g && *g; g++)
+			if (strcmp(*g, cfg->groups[i].name) == 0)
+				for (char **h = cfg->groups[i].hosts; *h; h++)
+					json_array_append_new(a, json_string(*h));
+	return a;
+}
+
+/*
+ * `mp_parameters and mp_parameters != "{}"` on the toolkit's own
+ * SM_HP_MP_PARAMETERS: null unless the image sets that variable (the
+ * toolkit reads it before it sets it for the program).
+ */
+static json_t *modelparallel_enabled(const char *mp)
+{
+	if (!mp)
+		return json_null();
+	if (!*mp)
+		return json_string("");
+	return json_boolean(strcmp(mp, "{}") != 0);
+}
+
+static int ends_py(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 3 && strcmp(s + n - 3, ".py") == 0;
+}
+
 /* The toolkit's Environment properties, which are also SM_TRAINING_ENV. */
 static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smenv_in *in)
 {
@@ -110,10 +128,14 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 	json_t *chans = json_object(), *dist_groups = json_array();
 	const char *name;
 	json_t *v;
-	char *module = NULL;
+	char *module_dir = NULL;
 	int rc = 0;
 
 	if (!p || !groups || !gdict || !chans || !dist_groups)
+		goto fail;
+	/* environment.py: sagemaker_submit_directory as given (an S3 URI), else ROOT/code. */
+	if (cfg->submit_dir ? !(module_dir = strdup(cfg->submit_dir)) :
+	    asprintf(&module_dir, "%s/code", in->root) < 0)
 		goto fail;
 	for (size_t i = 0; i < cfg->ngroups; i++) {
 		const struct smt_group *g = &cfg->groups[i];
@@ -134,26 +156,20 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 		json_object_set_new(chans, name, json_string(dir));
 		free(dir);
 	}
-	if (in->program) {
-		const char *dot = strrchr(in->program, '.');
-		module = strndup(in->program, dot && strcmp(dot, ".py") == 0 ?
-				 (size_t)(dot - in->program) : strlen(in->program));
-		if (!module)
-			goto fail;
-	}
 	rc |= put(p, "additional_framework_parameters", json_deep_copy(cfg->framework_params));
 	rc |= put(p, "channel_input_dirs", chans);
 	chans = NULL;
 	rc |= put(p, "current_host", json_string(cfg->current_host));
-	rc |= put(p, "current_instance_group", grp ? json_string(grp->name) :
-		  cfg->current_group ? json_string(cfg->current_group) : json_null());
+	rc |= put(p, "current_instance_group", json_string(grp ? grp->name :
+		  cfg->current_group ? cfg->current_group : "homogeneousCluster"));
 	rc |= put(p, "current_instance_group_hosts", grp ? strv_json(grp->hosts) : json_array());
 	rc |= put(p, "current_instance_type", cfg->current_instance_type ?
 		  json_string(cfg->current_instance_type) : json_string("local"));
-	rc |= put(p, "distribution_hosts", strv_json(in->dist_hosts));
+	rc |= put(p, "distribution_hosts", toolkit_dist_hosts(cfg, in));
 	rc |= put(p, "distribution_instance_groups", dist_groups);
 	dist_groups = NULL;
-	rc |= put(p, "framework_module", json_null());
+	rc |= put(p, "framework_module", in->framework_module ?
+		  json_string(in->framework_module) : json_null());
 	rc |= put(p, "hosts", strv_json(cfg->hosts));
 	rc |= put(p, "hyperparameters", json_deep_copy(cfg->user_hps));
 	rc |= put(p, "input_config_dir", path_json(in->root, "input/config"));
@@ -165,12 +181,17 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 	gdict = NULL;
 	rc |= put(p, "is_hetero", json_boolean(cfg->ngroups > 1));
 	rc |= put(p, "is_master", json_boolean(strcmp(cfg->current_host, in->master) == 0));
-	rc |= put(p, "job_name", cfg->job_name ? json_string(cfg->job_name) : json_null());
-	rc |= put(p, "log_level", json_integer(20));
+	rc |= put(p, "is_modelparallel_enabled", modelparallel_enabled(in->mp_env));
+	rc |= put(p, "is_smddpmprun_installed", json_boolean(in->smddpmprun_installed));
+	rc |= put(p, "job_name", in->training_job_name ? json_string(in->training_job_name) :
+		  json_null());
+	rc |= put(p, "log_level", cfg->log_level ? json_incref(cfg->log_level) : json_integer(20));
 	rc |= put(p, "master_hostname", json_string(in->master));
 	rc |= put(p, "model_dir", path_json(in->root, "model"));
-	rc |= put(p, "module_dir", json_string(in->code_dir));
-	rc |= put(p, "module_name", module ? json_string(module) : json_null());
+	rc |= put(p, "module_dir", json_string(module_dir));
+	/* _parse_module_name: the program without its .py. */
+	rc |= put(p, "module_name", in->program ? json_stringn(in->program, ends_py(in->program) ?
+		  strlen(in->program) - 3 : strlen(in->program)) : json_null());
 	rc |= put(p, "network_interface_name", json_string(cfg->iface));
 	rc |= put(p, "num_cpus", json_integer(in->num_cpus));
 	rc |= put(p, "num_gpus", json_integer(in->num_gpus));
@@ -180,12 +201,12 @@ static json_t *properties(const struct smt_jobconfig *cfg, const struct smt_smen
 	rc |= put(p, "output_intermediate_dir", path_json(in->root, "output/intermediate"));
 	rc |= put(p, "resource_config", json_deep_copy(cfg->resource));
 	rc |= put(p, "user_entry_point", in->program ? json_string(in->program) : json_null());
-	free(module);
+	free(module_dir);
 	if (rc)
 		goto fail_p;
 	return p;
 fail:
-	free(module);
+	free(module_dir);
 fail_p:
 	json_decref(p);
 	json_decref(groups);

@@ -27,6 +27,10 @@ struct smt_smenv_in {
 	long num_gpus;
 	long num_neurons;          /* Neuron cores */
 	long num_cpus;
+	const char *training_job_name; /* TRAINING_JOB_NAME of smtd's environment, or NULL */
+	const char *framework_module; /* SAGEMAKER_TRAINING_MODULE of smtd's environment, or NULL */
+	const char *mp_env;        /* SM_HP_MP_PARAMETERS of smtd's environment, or NULL */
+	int smddpmprun_installed;
 };
 
 /* A new object NAME -> string value holding every SM_* variable. */

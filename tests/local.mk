@@ -27,6 +27,7 @@ include $(srcdir)/tests/ranktty.mk
 include $(srcdir)/tests/hostile.mk
 include $(srcdir)/tests/issue23.mk
 include $(srcdir)/tests/restart.mk
+include $(srcdir)/tests/toolkit.mk
 EXTRA_DIST += tests/fuzz
 
 # The documents that describe the code, checked against it (issue 17).

@@ -18,6 +18,12 @@ for prog in smddprun smddpmprun torchrun neuron_parallel_compile; do
 	chmod +x "$T/bin/$prog"
 done
 
+# The job's python3: a virtual environment without the system's packages, so
+# that the machine's torch (and the variables it brings) stay out of the plans.
+mkdir -p "$T/venv/bin"
+ln -s /usr/bin/python3 "$T/venv/bin/python3"
+printf 'home = /usr/bin\ninclude-system-site-packages = false\n' >"$T/venv/pyvenv.cfg"
+
 # run_case NAME ROOT [SMTD OPTION...]; CASE_PATH and CASE_ENV (VAR=VALUE
 # words) change the environment of one case.
 run_case() {
@@ -25,14 +31,17 @@ run_case() {
 	shift 2
 	root=$(cd "$root" && pwd -P)
 	# shellcheck disable=SC2086
-	env -i PATH="${CASE_PATH:-/usr/bin:/bin}" SMTD_GPU_PROBE_ROOT="$T/nogpu" ${CASE_ENV:-} \
+	env -i PATH="$T/venv/bin:${CASE_PATH:-/usr/bin:/bin}" SMTD_GPU_PROBE_ROOT="$T/nogpu" ${CASE_ENV:-} \
 		OMPI_MCA_mca_base_param_files="$top_srcdir/tests/golden/openmpi-mca-params.conf" \
 		"$SMTD" --root "$root" --dry-run --json --preload /usr/lib/smtd/libsmthostname.so \
 		--smtctl /usr/bin/smtctl --socket /run/smtd/smtd.sock "$@" >"$T/$name.raw" 2>"$T/$name.err" ||
 		fail "$name: smtd failed: $(cat "$T/$name.err")"
 	[ "$(wc -l <"$T/$name.raw")" -eq 1 ] || fail "$name: the plan is not one line"
 	# Reading the job directory's real path back as ROOT keeps the files portable.
-	sed "s|$root|ROOT|g" "$T/$name.raw" | python3 -m json.tool --indent 1 >"$T/$name.json" ||
+	# ... and the machine's CPU count as NCPUS.
+	sed -e "s|$root|ROOT|g" -e 's/"SM_NUM_CPUS":"[0-9]*"/"SM_NUM_CPUS":"NCPUS"/' \
+		-e 's/\\"num_cpus\\":[0-9]*/\\"num_cpus\\":NCPUS/g' "$T/$name.raw" |
+		python3 -m json.tool --indent 1 >"$T/$name.json" ||
 		fail "$name: not JSON"
 	expected="$top_srcdir/tests/golden/$name.json"
 	if [ "${SMT_UPDATE_GOLDEN:-0}" = 1 ]; then
@@ -54,7 +63,12 @@ run_case example-single "$top_srcdir/examples/single"
 # absent, a heterogeneous cluster's leader, worker and standalone host.
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case smddp-1host "$g/smddp-1host"
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case smddp-4hosts "$g/smddp-4hosts"
-run_case smddp-4hosts-no-smddprun "$g/smddp-4hosts"
+# Without smddprun the ranks would not be data parallel: refused (issue 21).
+env -i PATH="$T/venv/bin:/usr/bin:/bin" SMTD_GPU_PROBE_ROOT="$T/nogpu" \
+	"$SMTD" --root "$g/smddp-4hosts" --dry-run --json >"$T/nosmddprun.out" 2>"$T/nosmddprun.err" &&
+	fail "SMDataParallel without smddprun was planned"
+assert_eq "$(cat "$T/nosmddprun.err")" "smtd: smddprun is not on PATH ($T/venv/bin:/usr/bin:/bin): SMDataParallel (sagemaker_distributed_dataparallel_enabled is true in hyperparameters.json) needs it on every host; install the smdistributed dataparallel library in the image, or choose another launch with --launch" \
+	"SMDataParallel without smddprun"
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case pytorchddp-hetero-leader "$g/pytorchddp-hetero" --current-host algo-1
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case pytorchddp-hetero-worker "$g/pytorchddp-hetero" --current-host algo-2
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case pytorchddp-hetero-standalone "$g/pytorchddp-hetero"

@@ -59,9 +59,16 @@ for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-work
 	expect_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch" \
 		--current-host algo-2
 done
-# A sagemaker_*_enabled flag smtd does not know.
+# A sagemaker_*_enabled flag smtd does not know: a warning, and the job is
+# planned as if it were absent (issue 21); the PyTorch container's
+# sagemaker_toolkit_native_launcher_enabled is a setting it knows: no warning.
 printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_torch_distributed_enabled":"true","sagemaker_fsdp_enabled":"true"}' >"$HP"
-expect_error "$HP: sagemaker_fsdp_enabled: true enables what smtd takes for a distribution it does not know; $LAUNCHES; set it to false, or choose a launch with --launch"
+timeout 10 "$SMTD" --root "$R" --dry-run >"$T/out" 2>"$T/err" || fail "unknown setting refused: $(cat "$T/err")"
+assert_contains "$T/out" "launch: torchrun (sagemaker_torch_distributed_enabled is true in hyperparameters.json)" "launch beside an unknown setting"
+assert_contains "$T/out" "warning: $HP: sagemaker_fsdp_enabled: not a setting smtd knows (neither a distribution nor one of the toolkit's settings); the job runs as if it were absent" "unknown setting warned"
+printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_torch_distributed_enabled":"true","sagemaker_toolkit_native_launcher_enabled":"true"}' >"$HP"
+timeout 10 "$SMTD" --root "$R" --dry-run >"$T/out" 2>"$T/err" || fail "native launcher setting refused: $(cat "$T/err")"
+assert_not_contains "$T/out" "warning:" "native launcher setting warned"
 # --launch decides alone: the plan stands.
 "$SMTD" --root "$R" --dry-run --launch torchrun >"$T/out" 2>"$T/err" || fail "--launch torchrun: $(cat "$T/err")"
 assert_contains "$T/out" "launch: torchrun (--launch torchrun (or SMTD_LAUNCH))" "--launch in the plan"

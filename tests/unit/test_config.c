@@ -154,7 +154,27 @@ static void test_hyperparameters(void **state)
 	assert_string_equal(json_string_value(json_object_get(c->user_hps, "name")), "plain text");
 	assert_true(json_is_false(json_object_get(c->user_hps, "flag")));
 	assert_null(json_object_get(c->user_hps, "sagemaker_program"));
-	assert_non_null(json_object_get(c->framework_params, "sagemaker_program"));
+	/* The platform's keys are neither arguments nor framework parameters (toolkit 4.5.0). */
+	assert_null(json_object_get(c->framework_params, "sagemaker_program"));
+	assert_non_null(json_object_get(c->platform_hps, "sagemaker_program"));
+	assert_non_null(json_object_get(c->framework_params, "sagemaker_mpi_enabled"));
+	smt_jobconfig_free(c);
+
+	/* A tuning job: SageMaker's _tuning_* keys and the platform's sagemaker_* ones are left out
+	 * of the user hyperparameters; the other sagemaker_* ones are framework parameters. */
+	c = ok(rc, "{\"_tuning_objective_metric\":\"\\\"validation:accuracy\\\"\",\"_tuning_other\":1,"
+		   "\"sagemaker_region\":\"\\\"us-west-2\\\"\",\"sagemaker_container_log_level\":\"10\","
+		   "\"sagemaker_job_name\":\"\\\"j\\\"\",\"sagemaker_submit_directory\":\"\\\"s3://b/k\\\"\","
+		   "\"sagemaker_enable_cloudwatch_metrics\":false,\"sagemaker_s3_output\":\"\\\"s3://o\\\"\","
+		   "\"default_user_module_name\":\"\\\"m\\\"\",\"sagemaker_estimator_module\":\"\\\"sagemaker.pytorch\\\"\","
+		   "\"tuning\":\"1\"}", NULL);
+	assert_int_equal(json_object_size(c->user_hps), 1);
+	assert_non_null(json_object_get(c->user_hps, "tuning"));
+	assert_int_equal(json_object_size(c->framework_params), 1);
+	assert_non_null(json_object_get(c->framework_params, "sagemaker_estimator_module"));
+	assert_int_equal(json_object_size(c->platform_hps), 9);
+	assert_string_equal(c->region, "us-west-2");
+	assert_int_equal(json_integer_value(c->log_level), 10);
 	smt_jobconfig_free(c);
 
 	bad(rc, "{\"sagemaker_mpi_num_of_processes_per_host\":\"0\"}",

@@ -82,6 +82,8 @@ static struct smt_plan *build(struct fixture *f, char **argv, char **envp)
 	env[n++] = gpuenv;
 	for (int i = 0; envp && envp[i]; i++)
 		env[n++] = envp[i];
+	/* The machine's python3 and its torch stay out unless the test gives a PATH. */
+	env[n++] = "PATH=/nonexistent";
 	env[n] = NULL;
 	assert_int_equal(smt_options_parse(&o, argc, full, env, err, sizeof(err)), 0);
 	rc = smt_plan_build(&o, env, &plan, err, sizeof(err));
@@ -127,6 +129,8 @@ static char *build_error(struct fixture *f, char **argv, char **envp)
 	env[n++] = gpuenv;
 	for (int i = 0; envp && envp[i]; i++)
 		env[n++] = envp[i];
+	/* The machine's python3 and its torch stay out unless the test gives a PATH. */
+	env[n++] = "PATH=/nonexistent";
 	env[n] = NULL;
 	err[0] = '\0';
 	assert_int_equal(smt_options_parse(&o, argc, full, env, err, sizeof(err)), 0);
@@ -389,9 +393,11 @@ static void test_launch_choice(void **state)
 		{ "{\"sagemaker_distributed_dataparallel_enabled\":true,\"sagemaker_torch_distributed_enabled\":true}",
 		  { NULL }, NULL, SMT_LAUNCH_SMDDP,
 		  "sagemaker_distributed_dataparallel_enabled is true in hyperparameters.json" },
-		/* Training Compiler is not a distribution. */
+		/* Training Compiler and the PyTorch container's native launcher are not distributions. */
 		{ "{\"sagemaker_training_compiler_enabled\":\"true\"}", { NULL }, NULL, SMT_LAUNCH_STANDALONE,
 		  "no distribution is enabled in hyperparameters.json" },
+		{ "{\"sagemaker_toolkit_native_launcher_enabled\":\"true\",\"sagemaker_mpi_enabled\":true}",
+		  { NULL }, NULL, SMT_LAUNCH_MPI, "sagemaker_mpi_enabled is true in hyperparameters.json" },
 		{ "{\"sagemaker_mpi_enabled\":true}", { "--no-mpi" }, NULL, SMT_LAUNCH_STANDALONE,
 		  "--no-mpi (or SMTD_MPI_ENABLED) and no other distribution in hyperparameters.json" },
 		{ "{\"sagemaker_mpi_enabled\":true,\"sagemaker_torch_distributed_enabled\":true}", { "--no-mpi" },
@@ -409,9 +415,14 @@ static void test_launch_choice(void **state)
 	};
 	struct fixture *f = *state;
 
+	char path[600];
+
 	set_two_hosts(f, "algo-1", "ml.c5.xlarge");
+	stand_in(f, "smddprun");
+	snprintf(path, sizeof(path), "PATH=%s/bin", f->dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *argv[8] = { NULL }, *env[2] = { cases[i].env, NULL };
+		char *argv[8] = { NULL };
+		char *env[3] = { cases[i].env ? cases[i].env : path, cases[i].env ? path : NULL, NULL };
 		struct smt_plan *p;
 		int n = 0;
 
@@ -442,8 +453,6 @@ static void test_unsupported(void **state)
 		  "ROOT/input/config/hyperparameters.json: sagemaker_parameter_server_enabled: true asks for TensorFlow's parameter servers, which smtd does not launch; smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel (sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun (sagemaker_torch_distributed_enabled); run this job with the SageMaker training toolkit, or choose a launch with --launch" },
 		{ "{\"sagemaker_multi_worker_mirrored_strategy_enabled\":true}",
 		  "ROOT/input/config/hyperparameters.json: sagemaker_multi_worker_mirrored_strategy_enabled: true asks for TensorFlow's MultiWorkerMirroredStrategy (TF_CONFIG), which smtd does not launch; smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel (sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun (sagemaker_torch_distributed_enabled); run this job with the SageMaker training toolkit, or choose a launch with --launch" },
-		{ "{\"sagemaker_new_thing_enabled\":\"yes\"}",
-		  "ROOT/input/config/hyperparameters.json: sagemaker_new_thing_enabled: \"yes\" enables what smtd takes for a distribution it does not know; smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel (sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun (sagemaker_torch_distributed_enabled); set it to false, or choose a launch with --launch" },
 	};
 	struct fixture *f = *state;
 
@@ -456,6 +465,22 @@ static void test_unsupported(void **state)
 		assert_string_equal(build_error(f, NULL, NULL), cases[i].msg);
 		set_two_hosts(f, "algo-1", "ml.c5.xlarge");
 	}
+}
+
+/* A sagemaker_*_enabled key smtd does not know: a warning, and the job runs (issue 21). */
+static void test_unknown_setting(void **state)
+{
+	struct fixture *f = *state;
+	struct smt_plan *p;
+
+	set_two_hosts(f, "algo-1", "ml.c5.xlarge");
+	write_hp(f, "{\"sagemaker_mpi_enabled\":true,\"sagemaker_new_thing_enabled\":\"yes\"}");
+	p = build(f, (char *[]){ "--", "/bin/true", NULL }, NULL);
+	assert_int_equal(smt_plan_launch(p), SMT_LAUNCH_MPI);
+	assert_string_equal(rooted(f, smt_plan_warnings(p)[0]),
+			    "ROOT/input/config/hyperparameters.json: sagemaker_new_thing_enabled: not a setting smtd knows (neither a distribution nor one of the toolkit's settings); the job runs as if it were absent");
+	assert_null(smt_plan_warnings(p)[1]);
+	smt_plan_free(p);
 }
 
 /* torchrun on every distribution host (SPEC §13). */
@@ -533,7 +558,7 @@ static void test_torchrun(void **state)
 	assert_string_equal(env_value(smt_plan_envp(p), "FI_EFA_USE_DEVICE_RDMA"), "1");
 	assert_string_equal(env_value(smt_plan_envp(p), "RDMAV_FORK_SAFE"), "1");
 	assert_non_null(strstr(joined(smt_plan_env_names(p)),
-			       "FI_PROVIDER NCCL_PROTO NCCL_SOCKET_IFNAME PET_MONITOR_INTERVAL RDMAV_FORK_SAFE"));
+			       "FI_PROVIDER NCCL_PROTO NCCL_SOCKET_IFNAME PET_MONITOR_INTERVAL PYTHONPATH RDMAV_FORK_SAFE"));
 	smt_plan_free(p);
 
 	/* An explicit process count that torchrun cannot run. */
@@ -574,19 +599,19 @@ static void test_smddp(void **state)
 
 	/* A worker: nothing to execute, the leader's mpirun starts orted here. */
 	set_two_hosts(f, "algo-2", "ml.g5.2xlarge");
-	p = build(f, NULL, (char *[]){ "PATH=/nonexistent", NULL });
+	p = build(f, NULL, (char *[]){ path, NULL });
 	assert_int_equal(smt_plan_role(p), SMT_ROLE_WORKER);
 	assert_null(smt_plan_argv(p));
 	assert_non_null(smt_plan_mpi_argv(p));
-	assert_null(strstr(joined(smt_plan_mpi_argv(p)), "smddprun"));
-	assert_string_equal(smt_plan_warnings(p)[0],
-			    "smddprun is not on PATH: the ranks run without SMDataParallel's launcher; install the smdistributed dataparallel library in the image");
 	smt_plan_free(p);
+	/* Without smddprun the job would not be data parallel: refused on every host (issue 21). */
+	assert_string_equal(build_error(f, NULL, (char *[]){ "PATH=/nonexistent", NULL }),
+			    "smddprun is not on PATH (/nonexistent): SMDataParallel (sagemaker_distributed_dataparallel_enabled is true in hyperparameters.json) needs it on every host; install the smdistributed dataparallel library in the image, or choose another launch with --launch");
 
 	/* Its custom options are checked, and named, on every host. */
 	write_hp(f, "{\"sagemaker_program\":\"train.py\",\"sagemaker_pytorch_ddp_enabled\":true,"
 		    "\"sagemaker_distributed_dataparallel_custom_mpi_options\":\"-x 'A\"}");
-	assert_string_equal(build_error(f, NULL, NULL),
+	assert_string_equal(build_error(f, NULL, (char *[]){ path, NULL }),
 			    "ROOT/input/config/hyperparameters.json: sagemaker_distributed_dataparallel_custom_mpi_options: unbalanced single quote at byte 4; fix the quoting");
 }
 
@@ -783,6 +808,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unsupported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torchrun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smddp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_setting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_modelparallel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_neuron_cores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setup_py, setup, teardown),
