@@ -17,7 +17,10 @@
 # idle 11.7 MiB on the leader, 3.7 MiB on a worker; with this load 16.5-
 # 18.1 MiB and 7.3-7.6 MiB, the same with 2 or 4 MiB per rank.  With
 # AddressSanitizer (the test build): idle 23.4 and 14.3 MiB, loaded 29 and
-# 19.4 MiB.  The bounds below leave room for the unexpected but not for
+# 19.4 MiB; since the pty, crash, preflight and restart modules (the
+# sanitized binary and its shadow grew), 25-26 MiB loaded on a worker.  The
+# plain build's bounds are the ones smtd(8) states, and scripts/test.sh runs
+# this test on that build too.  The bounds below leave room for the unexpected but not for
 # the queues to grow with the volume (a worker holding its ranks' 8 MiB
 # would pass them).  Under AddressSanitizer the allocator's quarantine
 # would keep every freed buffer for a while and measure churn, not memory
@@ -39,7 +42,7 @@ if ldd "$SMTD" 2>/dev/null | grep -q libasan; then
 	SANITIZED=1
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
 	LEADER_MAX_KB=$((36 * 1024))
-	WORKER_MAX_KB=$((24 * 1024))
+	WORKER_MAX_KB=$((28 * 1024))
 else
 	SANITIZED=0
 	LEADER_MAX_KB=$((24 * 1024))
