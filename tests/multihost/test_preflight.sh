@@ -62,6 +62,13 @@ cat >"$D/bin/hang" <<'SH'
 echo "fine on $(hostname)"
 SH
 chmod +x "$D/bin/check" "$D/bin/hang"
+# An image whose python3 has no torch (a job that does not use PyTorch):
+# smtd looks for torch in the site directories of the python3 it finds on
+# PATH, and finds none for a program that is not pythonX.Y; the ranks still
+# run Debian's python3 with mpi4py.
+mkdir -p "$D/notorch"
+printf '#!/bin/sh\nexec /usr/bin/python3 "$@"\n' >"$D/notorch/python3"
+chmod +x "$D/notorch/python3"
 
 HP_MPI='{"sagemaker_program": "\"train.py\"", "sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "1"}'
 
@@ -87,7 +94,7 @@ run() {
 	done
 	T0=$EPOCHREALTIME
 	for k in 1 2 3; do
-		SMTD_MH_ENV="PATH=/usr/bin:/bin:/usr/sbin:/sbin SMTD_GPU_PROBE_ROOT=$D/probe-$k" \
+		SMTD_MH_ENV="PATH=$D/notorch:/usr/bin:/bin:/usr/sbin:/sbin SMTD_GPU_PROBE_ROOT=$D/probe-$k" \
 			smtd_start $k "$@"
 	done
 	smtd_wait_all 60
