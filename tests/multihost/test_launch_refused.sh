@@ -35,12 +35,15 @@ refused() {
 		rm -f "$h/ml/output/failure" "$h/ml/output/success"
 		: >"$h/console.log"
 	done
-	t0=$EPOCHREALTIME
 	for k in 1 2 3; do
 		SMTD_MH_ENV="PATH=$D/bin:/usr/bin:/bin:/usr/sbin:/sbin" smtd_start $k --sshd-path "$D/bin/sshd"
+		# From the last host's start: starting a namespaced host takes
+		# the harness 1-4 s on a loaded 2-core machine, which is not
+		# smtd's time.
+		t0=$EPOCHREALTIME
 	done
 	smtd_wait_all 30
-	echo "refused on every host $(mh__elapsed "$t0") s after the first start: ${2:0:100}..."
+	echo "refused on every host $(mh__elapsed "$t0") s after the last start: ${2:0:100}..."
 	for k in 1 2 3; do
 		code=EXIT_$k
 		assert_eq "${!code}" 2 "algo-$k's exit code"
@@ -65,9 +68,9 @@ for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-work
 	refused '{"sagemaker_program": "\"train.py\"", "sagemaker_mpi_enabled": "true", "'"$name"'": "true"}' \
 		"$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch"
 done
-# A sagemaker_*_enabled flag smtd does not know, next to torchrun.
-refused '{"sagemaker_program": "\"train.py\"", "sagemaker_torch_distributed_enabled": "true", "sagemaker_fsdp_enabled": "true"}' \
-	"$HP: sagemaker_fsdp_enabled: true enables what smtd takes for a distribution it does not know; $LAUNCHES; set it to false, or choose a launch with --launch"
+# A sagemaker_*_enabled flag smtd does not know is a warning, not a
+# refusal: the job runs (tests/integration/config_launch.sh checks the
+# warning).
 smtd_nothing_left
 mh_teardown
 echo ok
