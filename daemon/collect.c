@@ -15,6 +15,7 @@
 #include "procfs.h"
 #include "pystack.h"
 #include "rankcred.h"
+#include "safefile.h"
 #include "smt_proto.h"
 #include "stacks.h"
 #include "textesc.h"
@@ -107,43 +108,12 @@ static void on_timer_closed(uv_handle_t *h)
  * and the file is written under a new name, then renamed into place. */
 static int write_stack(struct smt_collect *c, int rank, const char *text, size_t len)
 {
-	char name[64], tmp[80];
-	int dir = -1, next, fd = -1, rc = 0;
-	const char *parts[] = { "output", "data", "stacks", c->cfg.subdir };
-	size_t nparts = c->cfg.subdir ? 4 : 3;
+	const char *const parts[] = { "output", "data", "stacks", c->cfg.subdir };
+	char name[64];
+	int rc;
 
-	dir = open(c->cfg.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (size_t i = 0; dir >= 0 && i < nparts; i++) {
-		if (mkdirat(dir, parts[i], 0755) < 0 && errno != EEXIST) {
-			rc = -errno;
-			break;
-		}
-		next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(dir);
-		dir = next;
-	}
-	if (dir < 0 || rc < 0) {
-		rc = rc ? rc : -errno;
-		goto out;
-	}
 	snprintf(name, sizeof(name), "rank-%d.txt", rank);
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
-	unlinkat(dir, tmp, 0);
-	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (write(fd, text, len) != (ssize_t)len)
-		rc = -EIO;
-	close(fd);
-	if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dir, tmp, 0);
-out:
-	if (dir >= 0)
-		close(dir);
+	rc = smt_safefile_replace(c->cfg.root, parts, c->cfg.subdir ? 4 : 3, name, text, len);
 	if (rc < 0)
 		smt_warn("cannot write %s/output/data/stacks/%s%srank-%d.txt: %s", c->cfg.root,
 			 c->cfg.subdir ? c->cfg.subdir : "", c->cfg.subdir ? "/" : "", rank,

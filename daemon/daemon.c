@@ -31,6 +31,7 @@
 #include "prelaunch.h"
 #include "rankd.h"
 #include "resultfile.h"
+#include "safefile.h"
 #include "shellwords.h"
 #include "strv.h"
 
@@ -676,43 +677,12 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 	return rc;
 }
 
-/* TEXT to ROOT/output/data/NAME: the directories opened without following
- * a link, a temporary file made only if it did not exist, then renamed. */
+/* TEXT to ROOT/output/data/NAME, never through a link (safefile.h). */
 static int write_data_file(const char *root, const char *name, const char *text)
 {
-	const char *parts[] = { "output", "data" };
-	char tmp[300];
-	size_t len = strlen(text);
-	int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, rc = 0;
+	static const char *const parts[] = { "output", "data" };
 
-	for (size_t i = 0; dir >= 0 && i < 2; i++) {
-		int next;
-
-		if (mkdirat(dir, parts[i], 0755) < 0 && errno != EEXIST)
-			break;
-		next = openat(dir, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(dir);
-		dir = next;
-	}
-	if (dir < 0)
-		return -errno;
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
-	unlinkat(dir, tmp, 0);
-	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		close(dir);
-		return rc;
-	}
-	if (write(fd, text, len) != (ssize_t)len)
-		rc = -EIO;
-	close(fd);
-	if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dir, tmp, 0);
-	close(dir);
-	return rc;
+	return smt_safefile_replace(root, parts, 2, name, text, strlen(text));
 }
 
 json_t *smt_daemon_preflight_list(struct smt_daemon *d)

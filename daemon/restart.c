@@ -12,6 +12,7 @@
 #include "dynbuf.h"
 #include "log.h"
 #include "restart.h"
+#include "safefile.h"
 #include "smt_proto.h"
 
 /* An earlier attempt's line in the failure file keeps at most this much,
@@ -152,68 +153,22 @@ json_t *smt_restart_json(const struct smt_restart *r)
 			 a ? a : json_array());
 }
 
-/* DIR/NAME as a directory, created when missing, never through a link. */
-static int subdir(int dir, const char *name)
-{
-	if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static int write_file(int dir, const char *name, const char *text, size_t len)
-{
-	char tmp[64];
-	int fd, rc = 0;
-
-	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
-	unlinkat(dir, tmp, 0);
-	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	for (size_t off = 0; off < len && rc == 0;) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
-	close(fd);
-	/* rename() replaces the name itself, never what a link there names. */
-	if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlinkat(dir, tmp, 0);
-	return rc;
-}
-
 int smt_restart_write(const struct smt_restart *r, const char *root)
 {
+	static const char *const parts[] = { "output", "data" };
 	json_t *j = smt_restart_json(r);
 	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
-	int dir = -1, out = -1, data = -1, rc = -ENOMEM;
+	int rc = -ENOMEM;
 
 	json_decref(j);
-	if (!text)
-		goto out;
-	dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	rc = dir < 0 ? -errno : 0;
-	if (rc == 0 && (rc = out = subdir(dir, "output")) >= 0 &&
-	    (rc = data = subdir(out, "data")) >= 0) {
+	if (text) {
 		size_t len = strlen(text);
-		text[len] = '\n';
-		rc = write_file(data, "attempts.json", text, len + 1);
-		text[len] = '\0';
+
+		text[len] = '\n';  /* the NUL's place: LEN + 1 bytes, a last newline */
+		rc = smt_safefile_replace(root, parts, 2, "attempts.json", text, len + 1);
 	}
-out:
 	if (rc < 0)
 		smt_warn("cannot write %s/output/data/attempts.json: %s", root, strerror(-rc));
-	if (data >= 0)
-		close(data);
-	if (out >= 0)
-		close(out);
-	if (dir >= 0)
-		close(dir);
 	free(text);
 	return rc < 0 ? rc : 0;
 }

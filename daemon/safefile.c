@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,4 +54,50 @@ const char *smt_safefile_strerror(int rc)
 	default:
 		return strerror(-rc);
 	}
+}
+
+int smt_safefile_replace(const char *root, const char *const *dirs, size_t n, const char *name,
+			 const char *text, size_t len)
+{
+	char tmp[300];
+	int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, rc = 0;
+
+	for (size_t i = 0; dir >= 0 && i < n; i++) {
+		int next = -1;
+
+		if (mkdirat(dir, dirs[i], 0755) == 0 || errno == EEXIST)
+			next = openat(dir, dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			rc = -errno;
+		close(dir);
+		dir = next;
+	}
+	if (dir < 0) {
+		rc = rc ? rc : -errno;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", name, (int)getpid());
+	unlinkat(dir, tmp, 0);
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (size_t off = 0; off < len && rc == 0;) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno != EINTR)
+			rc = -errno;
+		else if (w > 0)
+			off += (size_t)w;
+	}
+	close(fd);
+	if (rc == 0 && renameat(dir, tmp, dir, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(dir, tmp, 0);
+out:
+	if (dir >= 0)
+		close(dir);
+	return rc;
 }

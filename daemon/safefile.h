@@ -13,6 +13,7 @@
 #ifndef SMT_SAFEFILE_H
 #define SMT_SAFEFILE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 enum smt_safefile_mode { SMT_SAFEFILE_APPEND, SMT_SAFEFILE_TRUNCATE };
@@ -25,6 +26,16 @@ enum smt_safefile_mode { SMT_SAFEFILE_APPEND, SMT_SAFEFILE_TRUNCATE };
  * other links, the open's own error otherwise.
  */
 int smt_safefile_open(int dirfd, const char *name, enum smt_safefile_mode how, mode_t mode);
+
+/*
+ * TEXT (LEN bytes) as ROOT/DIRS[0]/.../DIRS[N-1]/NAME, replacing what is
+ * there: each directory created when missing and opened without following
+ * a link, the text written to a temporary name made only if it did not
+ * exist, then renamed over NAME (which replaces the name, never what a
+ * link there names).  0 or -errno.
+ */
+int smt_safefile_replace(const char *root, const char *const *dirs, size_t n, const char *name,
+			 const char *text, size_t len);
 
 /* What RC of smt_safefile_open means, in words for a log line. */
 const char *smt_safefile_strerror(int rc);
