@@ -31,6 +31,7 @@ struct item {
 	char *reason;
 	const char *tool;
 	int reading;                /* a live read is on its way */
+	int frozen;                 /* ABORT: stopped, its SIGABRT still due */
 	int done;
 };
 
@@ -83,6 +84,35 @@ static int add_source(struct item *it, const char *text, size_t len, char **out)
 	return rc < 0 ? rc : *out ? 0 : -ENOMEM;
 }
 
+static void read_live(struct smt_collect *c, struct item *it);
+
+/* The frozen ranks go on: with their SIGABRT first (ABORT), or without
+ * it (a collection stopped during the freeze: the job's end kills them,
+ * and a stopped process would hold its SIGTERM until then). */
+static void thaw(struct smt_collect *c, int abort)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct item *it = &c->items[i];
+		int rc = 0;
+
+		if (!it->frozen)
+			continue;
+		it->frozen = 0;
+		if (abort)
+			rc = smt_pidfd_signal_main(it->t.pidfd, it->t.pid, SIGABRT);
+		smt_pidfd_signal_main(it->t.pidfd, it->t.pid, SIGCONT);
+		smt_debug("stacks: SIGABRT to rank %d (pid %d): %s", it->t.rank, (int)it->t.pid,
+			  !abort ? "not sent" : rc < 0 ? strerror(-rc) : "sent");
+		if (abort && rc < 0 && !it->done) {
+			/* It ended meanwhile: its output's end says so. */
+			smt_pystack_free(it->dump);
+			it->dump = NULL;
+			it->tool = NULL;
+			read_live(c, it);
+		}
+	}
+}
+
 static void maybe_free(struct smt_collect *c)
 {
 	if (!c->cancelled || !c->timer_closed || c->reads)
@@ -129,6 +159,7 @@ static void finish(struct smt_collect *c)
 		return;
 	c->finished = 1;
 	uv_timer_stop(&c->timer);
+	thaw(c, 0);
 	for (size_t i = 0; i < c->n; i++) {
 		struct item *it = &c->items[i];
 		json_t *o = json_pack("{s:i, s:s, s:f}", SMT_F_RANK, it->t.rank, SMT_F_HOST,
@@ -214,6 +245,15 @@ static void on_timeout(uv_timer_t *t)
 	finish(t->data);
 }
 
+static void on_thaw(uv_timer_t *t)
+{
+	struct smt_collect *c = t->data;
+
+	thaw(c, 1);
+	if (!c->finished)
+		uv_timer_start(&c->timer, on_timeout, c->cfg.timeout_ms, 0);
+}
+
 static void read_live(struct smt_collect *c, struct item *it)
 {
 	if (!c->stacks) {
@@ -268,10 +308,12 @@ int smt_collect_start(const struct smt_collect_config *cfg, const struct smt_col
 		} else if (cfg->mode == SMT_COLLECT_ABORT && t[i].faulthandler &&
 			   smt_collect_is_python(t[i].pid) && smt_pystack_new(0, &it->dump) == 0) {
 			/* It prints its own stacks as it dies. */
-			int rc = smt_pidfd_signal_main(t[i].pidfd, t[i].pid, SIGABRT);
-			smt_debug("stacks: SIGABRT to rank %d (pid %d): %s", t[i].rank, (int)t[i].pid,
-				  rc < 0 ? strerror(-rc) : "sent");
+			int sig = cfg->freeze_ms ? SIGSTOP : SIGABRT;
+			int rc = smt_pidfd_signal_main(t[i].pidfd, t[i].pid, sig);
+			smt_debug("stacks: %s to rank %d (pid %d): %s", sig == SIGSTOP ? "SIGSTOP" : "SIGABRT",
+				  t[i].rank, (int)t[i].pid, rc < 0 ? strerror(-rc) : "sent");
 			it->tool = "faulthandler";
+			it->frozen = rc == 0 && sig == SIGSTOP;
 			if (rc < 0) {
 				smt_pystack_free(it->dump);
 				it->dump = NULL;
@@ -284,6 +326,8 @@ int smt_collect_start(const struct smt_collect_config *cfg, const struct smt_col
 	}
 	if (--c->left == 0)
 		finish(c);
+	else if (cfg->mode == SMT_COLLECT_ABORT && cfg->freeze_ms)
+		uv_timer_start(&c->timer, on_thaw, cfg->freeze_ms, 0);
 	else
 		uv_timer_start(&c->timer, on_timeout, cfg->timeout_ms, 0);
 	return 0;
@@ -330,6 +374,7 @@ void smt_collect_cancel(struct smt_collect *c)
 {
 	if (!c)
 		return;
+	thaw(c, 0);
 	c->cancelled = 1;
 	c->finished = 1;
 	if (c->stacks) {

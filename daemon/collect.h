@@ -10,6 +10,13 @@
  *         PYTHONFAULTHANDLER=1 gets SIGABRT and writes every thread's
  *         traceback to its own stderr as it dies (pystack.h picks it out of
  *         the lines smtd reads); any other rank is read live, as above.
+ *         With freeze_ms, those Python ranks are first stopped (SIGSTOP)
+ *         and get their SIGABRT, then SIGCONT, only freeze_ms later: a
+ *         job-wide collection reaches the hosts one after the other, and a
+ *         rank that saw a peer on another host die would leave the place
+ *         it was stuck in (an exception out of its all-reduce) before its
+ *         own host began.  Stopped, it cannot see anything; the signal
+ *         pending when it goes on is handled before any of its code runs.
  * Every stack gets its frames' source lines read here, on the rank's host
  * (the leader may not have the files), and, in ABORT mode, is written to
  * ROOT/output/data/stacks/rank-N.txt - never through a link.
@@ -51,7 +58,8 @@ struct smt_collect_config {
 	const char *root;       /* ROOT (ABORT: where stacks/ go); NULL: not written */
 	const char *subdir;     /* under stacks/ (one name: "attempt-1"); NULL: none */
 	enum smt_collect_mode mode;
-	unsigned timeout_ms;
+	unsigned timeout_ms;    /* after the freeze */
+	unsigned freeze_ms;     /* ABORT: stopped this long first; 0: none */
 	char *const *envp;      /* the tools' environment (PATH); NULL: smtd's */
 };
 

@@ -1019,7 +1019,7 @@ static void on_collected(void *arg, json_t *ranks)
 }
 
 int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsigned timeout_ms,
-			const char *root, smt_collect_cb cb, void *arg)
+			unsigned freeze_ms, const char *root, smt_collect_cb cb, void *arg)
 {
 	struct smt_collect_target *t;
 	size_t n = 0;
@@ -1066,6 +1066,7 @@ int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsi
 	struct smt_collect_config cc = {
 		.loop = hj->cfg.loop, .reaper = hj->cfg.reaper, .host = hj->cfg.current_host,
 		.root = root, .subdir = hj->stacks_dir, .mode = mode, .timeout_ms = timeout_ms,
+		.freeze_ms = freeze_ms,
 	};
 	hj->collect_cb = cb;
 	hj->collect_arg = arg;

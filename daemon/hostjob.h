@@ -149,13 +149,14 @@ void smt_hostjob_reaped(struct smt_hostjob *hj, pid_t pid, int wstatus);
 json_t *smt_hostjob_final(const struct smt_hostjob *hj);
 
 /*
- * Collect the stacks of this host's ranks (collect.h) within TIMEOUT_MS;
- * ROOT: where ABORT mode writes them (ROOT/output/data/stacks).  CB(ARG,
- * ranks) once.  -EBUSY while another collection runs, -ESRCH when no rank
- * runs here.
+ * Collect the stacks of this host's ranks (collect.h) within TIMEOUT_MS,
+ * after FREEZE_MS (ABORT mode: the ranks stopped until every host has the
+ * request; 0: none); ROOT: where ABORT mode writes them
+ * (ROOT/output/data/stacks).  CB(ARG, ranks) once.  -EBUSY while another
+ * collection runs, -ESRCH when no rank runs here.
  */
 int smt_hostjob_collect(struct smt_hostjob *hj, enum smt_collect_mode mode, unsigned timeout_ms,
-			const char *root, smt_collect_cb cb, void *arg);
+			unsigned freeze_ms, const char *root, smt_collect_cb cb, void *arg);
 
 /* Stop a collection in progress (no callback). */
 void smt_hostjob_collect_cancel(struct smt_hostjob *hj);

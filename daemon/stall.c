@@ -40,6 +40,17 @@
  */
 #define ABORT_COLLECT_MS 2000
 #define LIVE_COLLECT_MS 10000
+/*
+ * A job-wide abort first stops every Python rank on every host, and aborts
+ * them only this long after: the request must have reached every worker
+ * by then (over channels already open: milliseconds; ASan at a load of 9
+ * on 2 cores, tens).  Aborted at once, the leader's ranks died before a
+ * worker had the request, and a worker's torchrun rank left its
+ * all-reduce with "connection closed by peer" instead of showing where it
+ * was stuck.
+ */
+#define FREEZE_MS 500
+#define FREEZE_MAX_MS 5000
 /* A leader asking for more or less is taken within these bounds. */
 #define COLLECT_MIN_MS 500
 #define COLLECT_MAX_MS 60000
@@ -254,7 +265,8 @@ static void on_deadline(uv_timer_t *t)
 
 /* Start collection ID in MODE on this host, its reads limited to TIMEOUT_MS,
  * and, on the leader, on every worker.  0 or -errno. */
-static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsigned timeout_ms)
+static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsigned timeout_ms,
+		   unsigned freeze_ms)
 {
 	struct smt_daemon *d = s->d;
 	struct smt_peers *peers = is_leader(d) ? smt_leader_peers(d) : NULL;
@@ -272,17 +284,24 @@ static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsi
 	s->collecting = 1;
 	s->pending = 2;  /* this host, and the end of this call */
 	if (peers) {
-		json_t *msg = json_pack("{s:i, s:s, s:i}", SMT_F_ID, id, SMT_F_MODE,
-					mode == SMT_COLLECT_ABORT ? "abort" : "live", SMT_F_TIMEOUT_MS,
-					(int)timeout_ms);
-		int n = msg ? smt_peers_post(peers, SMT_PATH_STACKS, msg) : 0;
+		json_t *msg;
+		int n;
+
+		/* Every worker freezes too: the last to get the request must
+		 * not find its ranks woken by an earlier host's aborts. */
+		if (mode == SMT_COLLECT_ABORT && smt_peers_count(peers) > 0)
+			freeze_ms = FREEZE_MS;
+		msg = json_pack("{s:i, s:s, s:i, s:i}", SMT_F_ID, id, SMT_F_MODE,
+				mode == SMT_COLLECT_ABORT ? "abort" : "live", SMT_F_TIMEOUT_MS,
+				(int)timeout_ms, SMT_F_FREEZE_MS, (int)freeze_ms);
+		n = msg ? smt_peers_post(peers, SMT_PATH_STACKS, msg) : 0;
 		json_decref(msg);
 		if (n > 0)
 			s->pending += (size_t)n;
 	}
 	uv_timer_start(&s->deadline, on_deadline,
-		       timeout_ms + (peers ? COLLECT_SLACK_MS : LOCAL_SLACK_MS), 0);
-	rc = smt_hostjob_collect(d->job, mode, timeout_ms,
+		       freeze_ms + timeout_ms + (peers ? COLLECT_SLACK_MS : LOCAL_SLACK_MS), 0);
+	rc = smt_hostjob_collect(d->job, mode, timeout_ms, freeze_ms,
 				 mode == SMT_COLLECT_ABORT ? smt_plan_root(d->plan) : NULL, on_local, s);
 	if (rc < 0) {
 		if (rc != -ESRCH)
@@ -310,11 +329,11 @@ static void stalled(struct smt_stall *s, const char *why)
 	free(s->why);
 	s->why = strdup(why);
 	smt_error("the job is stalled: %s; reading every rank's stack", why);
-	if (collect(s, ++s->next_id, SMT_COLLECT_ABORT, ABORT_COLLECT_MS) < 0) {
+	if (collect(s, ++s->next_id, SMT_COLLECT_ABORT, ABORT_COLLECT_MS, 0) < 0) {
 		/* A live collection is running: this one is more important. */
 		smt_hostjob_collect_cancel(s->d->job);
 		s->collecting = 0;
-		collect(s, s->id, SMT_COLLECT_ABORT, ABORT_COLLECT_MS);
+		collect(s, s->id, SMT_COLLECT_ABORT, ABORT_COLLECT_MS, 0);
 	}
 }
 
@@ -407,6 +426,8 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 	const char *mode = json_string_value(json_object_get(body, SMT_F_MODE));
 	json_t *jid = json_object_get(body, SMT_F_ID);
 	json_t *jt = json_object_get(body, SMT_F_TIMEOUT_MS);
+	json_t *jf = json_object_get(body, SMT_F_FREEZE_MS);
+	unsigned freeze_ms = 0;
 	int ending = mode && strcmp(mode, "abort") == 0 && !is_leader(d);
 	unsigned timeout_ms = ending ? ABORT_COLLECT_MS : LIVE_COLLECT_MS;
 	int id, rc;
@@ -425,6 +446,10 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 		timeout_ms = v < COLLECT_MIN_MS ? COLLECT_MIN_MS
 			     : v > COLLECT_MAX_MS ? COLLECT_MAX_MS : (unsigned)v;
 	}
+	if (ending && json_is_integer(jf)) {
+		json_int_t v = json_integer_value(jf);
+		freeze_ms = v < 0 ? 0 : v > FREEZE_MAX_MS ? FREEZE_MAX_MS : (unsigned)v;
+	}
 	if (ending && s->collecting && s->mode == SMT_COLLECT_LIVE) {
 		/* The job stalled while its stacks were being read live: the
 		 * stall's collection, which ends it, takes over. */
@@ -432,7 +457,7 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 		uv_timer_stop(&s->deadline);
 		s->collecting = 0;
 	}
-	rc = collect(s, id, ending ? SMT_COLLECT_ABORT : SMT_COLLECT_LIVE, timeout_ms);
+	rc = collect(s, id, ending ? SMT_COLLECT_ABORT : SMT_COLLECT_LIVE, timeout_ms, freeze_ms);
 	if (rc == -EBUSY) {
 		*reply = json_pack("{s:s, s:i}", SMT_F_ERROR, "stacks are being collected already",
 				   SMT_F_ID, s->id);

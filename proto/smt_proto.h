@@ -159,6 +159,9 @@
 #define SMT_F_STACKS       "stacks"
 /* The leader's POST /v1/stacks to a worker: the reads' time limit (ms). */
 #define SMT_F_TIMEOUT_MS   "timeout_ms"
+/* ... and, in abort mode, how long the ranks stay stopped before their
+ * SIGABRT (ms): until the request has reached every host (collect.h). */
+#define SMT_F_FREEZE_MS    "freeze_ms"
 /* A collection's result, grouped (GET /v1/stacks, daemon/stackgroup.c). */
 #define SMT_F_GROUPS       "groups"
 #define SMT_F_POSITION     "position"
