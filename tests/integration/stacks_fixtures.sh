@@ -76,13 +76,21 @@ abort_each() {
 	kill -CONT "$launcher"
 }
 
-# pids_of SCRIPT: the PIDs of the Python processes running SCRIPT, by rank.
+# pids_of SCRIPT SID: the PIDs of the Python processes running SCRIPT in
+# session SID (the launcher's: another test may run the same script), by
+# rank.
 pids_of() {
+	script=$1 sid=$2
 	for d in /proc/[0-9]*; do
+		# Without a fork per process: a busy machine has thousands.
+		read -r stat 2>/dev/null < "$d/stat" || continue
+		# shellcheck disable=SC2086 # the fields after "(comm) "
+		set -- ${stat##*) }
+		[ "$4" = "$sid" ] || continue
 		cmd=$(tr '\0' ' ' 2>/dev/null < "$d/cmdline") || continue
 		case $cmd in
 		*torchrun*) continue ;;
-		"$PY "*"$1"*|"/usr/bin/python3.11 "*"$1"*) ;;
+		"$PY "*"$script"*|"/usr/bin/python3.11 "*"$script"*) ;;
 		*) continue ;;
 		esac
 		r=$(tr '\0' '\n' 2>/dev/null < "$d/environ" |
@@ -114,7 +122,7 @@ if have mpirun && [ -x "$PY" ] && "$PY" -c 'import mpi4py' 2>/dev/null; then
 	jobs="$jobs $!"
 	wait_count "$T/mpi.out" " ready" 3
 	sleep 0.5
-	pids=$(pids_of mpi_stall.py)
+	pids=$(pids_of mpi_stall.py "$launcher")
 	assert_eq "$(echo $pids | wc -w)" 3 "three ranks"
 	if [ $reader = 1 ]; then
 		# shellcheck disable=SC2086
@@ -158,7 +166,7 @@ if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torch
 	wait_lines "$T/ddp.out" "stopping before the all-reduce of step 2" 1 120
 	wait_lines "$T/ddp.out" "rank 0 step 1 loss" 1
 	sleep 1
-	pids=$(pids_of ddp_stall.py)
+	pids=$(pids_of ddp_stall.py "$launcher")
 	assert_eq "$(echo $pids | wc -w)" 3 "three ranks"
 	assert_not_contains "$T/ddp.out" "step 2 loss" "no rank passed the stalled all-reduce"
 	if [ $reader = 1 ]; then
