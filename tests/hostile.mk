@@ -45,3 +45,7 @@ EXTRA_DIST += tests/integration/hostile_preload_env.sh
 # A PID reused while its stack was read: the read is refused.
 TESTS += tests/integration/stacks_pid_reuse.sh
 EXTRA_DIST += tests/integration/stacks_pid_reuse.sh
+
+# Ranks as uid 65534 on every host of a 3-host MPI job.
+TESTS += tests/multihost/test_hostile.sh
+EXTRA_DIST += tests/multihost/test_hostile.sh tests/multihost/hostile_rank.py
