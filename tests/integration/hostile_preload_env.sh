@@ -50,7 +50,7 @@ assert_eq "$(as_nobody env SMTD_RESOURCE_CONFIG="$CONF" "$PLAIN" "$LIB")" "secur
 none=$(run "$SUID")
 case $none in
 "secure=1 host="*) ;;
-*) fail "the set-user-ID helper is not in secure-execution mode (a nosuid file system?): $none" ;;
+*) skip "the set-user-ID helper is not in secure-execution mode ($none): is ${TMPDIR:-/tmp} mounted nosuid?" ;;
 esac
 [ "$none" != "secure=1 host=planted-host" ] || fail "the machine itself is named planted-host"
 assert_eq "$(run SMTD_RESOURCE_CONFIG="$CONF" "$SUID")" "$none" \
