@@ -18,7 +18,7 @@
 #   rank 4 (algo-3): once the test has seen all that, fails the job with an
 #     error line full of control bytes (exit 3).
 # Then: every host exits 1 with the failure line of rank 4, its control
-# bytes escaped; algo-2 writes nothing through the link (logged) and the
+# bytes made spaces; algo-2 writes nothing through the link (logged) and the
 # file of root's is untouched; every flooded line reached the leader and
 # algo-3's smtd did not grow with them; the escaped process was ended by
 # smtd (nothing of the job left to the kernel on any host).
@@ -33,7 +33,8 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip "needs $PY"
 getent group nogroup >/dev/null || skip "no group nogroup"
 smt_tmpdir
-# Every host's smtd at its default socket, in its own /run.
+# Every host's smtd at its default socket, in its own /run, where the
+# ranks look for it.
 unset SMTD_SOCKET
 t0=$EPOCHREALTIME
 if ldd "$SMTD" 2>/dev/null | grep -q libasan; then
