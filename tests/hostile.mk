@@ -18,3 +18,34 @@ HOSTILE_TESTS = tests/integration/hostile_stacks.sh tests/integration/hostile_ch
 	tests/integration/hostile_conns.sh tests/integration/hostile_sources.sh
 TESTS += $(HOSTILE_TESTS)
 EXTRA_DIST += $(HOSTILE_TESTS)
+
+# The hostfile's writer (what is at its name is never written through or
+# blocked on), and rankd after a launcher's failed recvmsg (no other rank's
+# descriptors closed).
+HOSTILE_UNIT2 = tests/unit/test_safefile tests/unit/test_rankdrecv
+check_PROGRAMS += $(HOSTILE_UNIT2)
+TESTS += $(HOSTILE_UNIT2)
+tests_unit_test_safefile_SOURCES = tests/unit/test_safefile.c
+tests_unit_test_safefile_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_safefile_LDADD = $(TEST_LIBS)
+tests_unit_test_rankdrecv_SOURCES = tests/unit/test_rankdrecv.c
+tests_unit_test_rankdrecv_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_rankdrecv_LDADD = $(TEST_LIBS)
+
+# The preload's variables count for nothing in a set-user-ID program.
+check_PROGRAMS += tests/helpers/secure_hostname
+tests_helpers_secure_hostname_SOURCES = tests/helpers/secure_hostname.c
+# Run set-user-ID: no sanitizer runtime.
+tests_helpers_secure_hostname_CFLAGS = $(WARN_CFLAGS)
+tests_helpers_secure_hostname_LDFLAGS =
+tests_helpers_secure_hostname_LDADD = -ldl
+TESTS += tests/integration/hostile_preload_env.sh
+EXTRA_DIST += tests/integration/hostile_preload_env.sh
+
+# A PID reused while its stack was read: the read is refused.
+TESTS += tests/integration/stacks_pid_reuse.sh
+EXTRA_DIST += tests/integration/stacks_pid_reuse.sh
+
+# Ranks as uid 65534 on every host of a 3-host MPI job.
+TESTS += tests/multihost/test_hostile.sh
+EXTRA_DIST += tests/multihost/test_hostile.sh tests/multihost/hostile_rank.py
