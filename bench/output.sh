@@ -47,16 +47,20 @@ hwm_watch() {
 }
 
 # ---- B4: one host, 2 ranks, 1 GiB to /dev/null ----
+# The ranks write 4 KiB at a time (`mpi_job blocklines`): the forwarding
+# path's own speed.  B4d: the same ranks with stdio's defaults, which to a
+# terminal (smtd's and orted's alike) write a line at a time: there the
+# ranks' own writes bound both.
 bench_b4() {
 	local i mib=1024 lines bytes t0 secs s_mb= b_mb= s_l= b_l= got
 	[ $QUICK = 1 ] && mib=256
 	lines=$(lines_for $mib 2)
 	bytes=$((lines * 2 * 48))
-	mpirun_argv 2 "$MPIDIR/mpi_job" lines $lines
+	mpirun_argv 2 "$MPIDIR/mpi_job" blocklines $lines
 	for ((i = 1; i <= RUNS; i++)); do
 		bench_log "B4 run $i of $RUNS ($mib MiB), load $(bench_load)"
 		t0=$(bench_now)
-		smtd_local 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b4.log" || bench_log "smtd failed: $(tail -3 "$W/b4.log")"
+		smtd_local 2 -- "$MPIDIR/mpi_job" blocklines $lines >/dev/null 2>"$W/b4.log" || bench_log "smtd failed: $(tail -3 "$W/b4.log")"
 		secs=$(bench_sub "$(bench_now)" "$t0")
 		s_mb="$s_mb $(rate $bytes "$secs")"
 		s_l="$s_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
@@ -67,12 +71,33 @@ bench_b4() {
 		b_l="$b_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
 	done
 	# Not timed: every line arrives, whole and tagged (an eighth of the size).
-	got=$(smtd_local 2 -- "$MPIDIR/mpi_job" lines $((lines / 8)) 2>/dev/null |
+	got=$(smtd_local 2 -- "$MPIDIR/mpi_job" blocklines $((lines / 8)) 2>/dev/null |
 		grep -c '^\[1,mpirank:[01],[^]]*\]<stdout>: rank [01] line [0-9]\{8\} abcdefghijklmnopqrstuvwxyz$')
 	[ "$got" = $((lines / 8 * 2)) ] || bench_log "B4: $got of $((lines / 8 * 2)) lines arrived whole"
 	bench_note "B4 check (not timed): $got of $((lines / 8 * 2)) lines arrived whole and tagged on smtd's stdout."
 	bench_record B4 "$mib MiB of rank output (2 ranks, 48-byte lines) to /dev/null, job start to end" MB/s "ratio ≥ 2.0" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
 	bench_record B4l "the same in lines" lines/s "ratio ≥ 2.0" "$s_l" "$b_l"
+	bench_b4d "$((mib / 4))"
+}
+
+# B4d MIB: stdio's defaults (a line at a time to the terminal), MIB MiB.
+bench_b4d() {
+	local i mib=$1 lines bytes t0 secs s_mb= b_mb=
+	lines=$(lines_for "$mib" 2)
+	bytes=$((lines * 2 * 48))
+	mpirun_argv 2 "$MPIDIR/mpi_job" lines $lines
+	for ((i = 1; i <= RUNS; i++)); do
+		bench_log "B4d run $i of $RUNS ($mib MiB), load $(bench_load)"
+		t0=$(bench_now)
+		smtd_local 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b4d.log" || bench_log "smtd failed: $(tail -3 "$W/b4d.log")"
+		secs=$(bench_sub "$(bench_now)" "$t0")
+		s_mb="$s_mb $(rate $bytes "$secs")"
+		t0=$(bench_now)
+		"${ARGV[@]}" >/dev/null 2>"$W/b4db.log" || bench_log "mpirun failed: $(tail -3 "$W/b4db.log")"
+		secs=$(bench_sub "$(bench_now)" "$t0")
+		b_mb="$b_mb $(rate $bytes "$secs")"
+	done
+	bench_record B4d "$mib MiB as B4, stdio's defaults (a line a write, to a terminal on both sides)" MB/s "—" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
 }
 
 # ---- B4m: 3 hosts x 2 ranks, every rank printing, the leader's stdout ----

@@ -9,6 +9,10 @@
  *   sigkill R              rank R raises SIGKILL
  *   improper R             rank R exits 0 without MPI_Finalize
  *   lines N                every rank prints N numbered lines on stdout
+ *                          (stdio's defaults: a line at a time to a
+ *                          terminal, as smtd and orted give the ranks)
+ *   blocklines N           the same in 4 KiB writes (stdout fully
+ *                          buffered): the forwarding path's own speed
  *   bytes FILE             rank 0 copies FILE to stdout byte for byte
  *   slowcopy FILE          rank 0 copies FILE a line at a time, pausing
  *                          200 us between lines (mpirun's --xml buffer
@@ -73,8 +77,11 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 		MPI_Barrier(MPI_COMM_WORLD);
-	} else if (!strcmp(mode, "lines") && argc > 2) {
+	} else if ((!strcmp(mode, "lines") || !strcmp(mode, "blocklines")) && argc > 2) {
 		long n = atol(argv[2]);
+		static char buf[4096];
+		if (!strcmp(mode, "blocklines"))
+			setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 		for (long i = 0; i < n; i++)
 			printf("rank %d line %08ld abcdefghijklmnopqrstuvwxyz\n", rank, i);
 	} else if (!strcmp(mode, "bytes") && argc > 2) {

@@ -146,6 +146,11 @@ PY
 # without a flood, for comparison: under the sanitizers 23-26 MiB).
 hwm2=$(smtd_hwm 2)
 hwm=$(smtd_hwm 3)
+# Under the sanitizers the two are within a few MiB of the bound without
+# any flood: algo-3 may then hold what algo-2 holds and 4 MiB more (the
+# flood held whole would be 5 MiB more).
+[ "$WORKER_MAX_KB" -ge $((hwm2 + 4096)) ] || [ "$WORKER_MAX_KB" = $((12 * 1024)) ] ||
+	WORKER_MAX_KB=$((hwm2 + 4096))
 echo "algo-3's smtd: VmHWM $hwm kB (bound $WORKER_MAX_KB kB; algo-2's $hwm2 kB)"
 [ "$hwm" -le "$WORKER_MAX_KB" ] || fail "algo-3's smtd grew with the flood: $hwm kB"
 
