@@ -6,3 +6,7 @@ EXTRA_DIST += tests/multihost/test_nothing_left.sh
 # have ended.
 TESTS += tests/multihost/test_grace_end.sh
 EXTRA_DIST += tests/multihost/test_grace_end.sh
+# docs/BENCHMARKS.md is bench/run.sh's output: its head is
+# bench/BENCHMARKS.head.md and its prose's numbers are its table's.
+TESTS += tests/integration/bench_doc.sh
+EXTRA_DIST += tests/integration/bench_doc.sh
