@@ -110,9 +110,12 @@ b10_torch_smtd() {
 			smtd_start $k --processes-per-host 2 -- /usr/bin/python3 /opt/ml/code/b10job.py torch /opt/ml/b10
 	done
 	b10_wait
-	fault_check "algo-1=0 algo-2=0 algo-3=0" B10
-	b10_measure "$(b10_fail_file)"
-	b10_share "$(b10_fail_file)"
+	if fault_check "algo-1=0 algo-2=0 algo-3=0" B10; then
+		b10_measure "$(b10_fail_file)"
+		b10_share "$(b10_fail_file)"
+	else
+		B10=failed B10SHARE=$(bench_failed 2)
+	fi
 	fault_teardown
 }
 
@@ -170,6 +173,7 @@ PY
 		b10_measure "$(b10_fail_file)"
 	fi
 	if [ "$stall" = 1 ]; then b10_share "$RUN/deadline"; else b10_share "$(b10_fail_file)"; fi
+	[ $FAULT_OK = 1 ] || B10=failed B10SHARE=$(bench_failed 2)
 	fault_teardown
 }
 

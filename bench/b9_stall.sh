@@ -48,18 +48,21 @@ PY
 )
 }
 
-# b9_check CODE RANK HOST: every host exited CODE, the failure names RANK
-# on HOST, and every rank's stack file is on its host.
+# b9_check NAME RANK HOST: every host exited 1, the failure names RANK
+# on HOST, and every rank's stack file is on its host; false (the run is
+# counted as failed) otherwise.
 b9_check() {
-	local k r
-	fault_check "algo-1=1 algo-2=1 algo-3=1" "$1"
+	local k r ok=0
+	fault_check "algo-1=1 algo-2=1 algo-3=1" "$1" || ok=1
 	grep -q "^Stalled: .*rank $2 on $3 is in" "$(smtd_failure 1)" 2>/dev/null ||
-		bench_log "$1: the failure does not name rank $2 on $3: $(head -1 "$(smtd_failure 1)" 2>/dev/null)"
+		{ bench_log "$1: the failure does not name rank $2 on $3: $(head -1 "$(smtd_failure 1)" 2>/dev/null)"; ok=1; }
 	for k in 1 2 3; do
 		for r in $((2 * k - 2)) $((2 * k - 1)); do
-			[ -s "$RUN/algo-$k/ml/output/data/stacks/rank-$r.txt" ] || bench_log "$1: no stack of rank $r on algo-$k"
+			[ -s "$RUN/algo-$k/ml/output/data/stacks/rank-$r.txt" ] || { bench_log "$1: no stack of rank $r on algo-$k"; ok=1; }
 		done
 	done
+	[ $ok = 0 ] || bench_log "$1 run ${RUN_NO:-?}: counted as failed"
+	return $ok
 }
 
 b9_mpi() {
@@ -69,8 +72,7 @@ b9_mpi() {
 			env SMT_STALL_RANK=3 /usr/bin/python3 -m mpi4py "$top/tests/helpers/mpi_stall.py"
 	done
 	last_exit 1 2 3
-	b9_check B9 3 algo-2
-	b9_measure 2
+	if b9_check B9 3 algo-2; then b9_measure 2; else B9=$(bench_failed 3); fi
 	fault_teardown
 }
 
@@ -87,8 +89,7 @@ b9_torch() {
 			smtd_start $k --processes-per-host 2 --stall-timeout 3 --log-format json
 	done
 	last_exit 1 2 3
-	b9_check B9t 3 algo-2
-	b9_measure 3
+	if b9_check B9t 3 algo-2; then b9_measure 3; else B9=$(bench_failed 3); fi
 	fault_teardown
 }
 
@@ -121,7 +122,7 @@ PY
 	R=$(awk -v a=$c0 -v b=$c1 -v s=$secs 'BEGIN { printf "%.1f", (b - a) / s }')
 	[ "$what" = print ] || kill -TERM $pid
 	wait $pid
-	[ $? = 0 ] || [ "$what" != print ] || bench_log "B9w: the printing job failed: $(tail -3 "$W/b9w.log")"
+	[ $? = 0 ] || [ "$what" != print ] || { bench_log "B9w: the printing job failed: $(tail -3 "$W/b9w.log")"; R=failed; }
 }
 
 bench_b9() {
@@ -133,7 +134,7 @@ bench_b9() {
 		set -- $B9
 		s="$s $1" f="$f $2" e="$e $3"
 		bench_log "B9 run $i: deadline to every host exited $1 s (target $B9_TARGET s, ratio $(awk -v a="$1" -v b=$B9_TARGET 'BEGIN { printf "%.2f", a / b }'))"
-		ratios="$ratios $(awk -v a="$1" -v b=$B9_TARGET 'BEGIN { printf "%.2f", a / b }')"
+		ratios="$ratios $(awk -v a="$1" -v b=$B9_TARGET 'BEGIN { if (a + 0 == a) printf "%.2f", a / b; else printf "failed" }')"
 	done
 	if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null && [ -x /usr/bin/torchrun ]; then
 		for ((i = 1; i <= RUNS; i++)); do

@@ -69,13 +69,17 @@ last_exit() {
 
 fault_check() {
 	local expect=$1 got
+	FAULT_OK=1
 	got=$(echo $EXITS)
-	[ "$got" = "$expect" ] || bench_log "unexpected exit codes: $got (expected $expect)"
+	# A run whose job did not end as it should is not timed: the caller
+	# records it as failed (bench_failed).
+	[ "$got" = "$expect" ] || { bench_log "$2 run ${RUN_NO:-?}: unexpected exit codes: $got (expected $expect): counted as failed"; FAULT_OK=0; }
 	if [ -s "$(smtd_failure 1)" ]; then
 		echo "$2: $(head -c 300 "$(smtd_failure 1)" | head -1)" >>"$W/failure-lines.txt"
 	elif [ -s "$(smtd_failure 2)" ]; then
 		echo "$2 (algo-2): $(head -c 300 "$(smtd_failure 2)" | head -1)" >>"$W/failure-lines.txt"
 	fi
+	[ $FAULT_OK = 1 ]
 }
 
 # ---- B1: trivial 3-host job, start to every host exited ----
@@ -85,19 +89,21 @@ b1_smtd() {
 	t0=$(bench_now)
 	for k in 1 2 3; do smtd_start $k -- "$MPIDIR/mpi_job" allreduce; done
 	last_exit 1 2 3; t1=$LAST
-	fault_check "algo-1=0 algo-2=0 algo-3=0" B1
 	R=$(bench_sub "$t1" "$t0")
+	fault_check "algo-1=0 algo-2=0 algo-3=0" B1 || R=failed
 	fault_teardown
 }
 
 b1_base() {
-	local t0 t1
+	local t0 t1 ok
 	fault_setup b1b
 	t0=$(bench_now)
 	mh_boot --sshd 2>>"$W/mh.log"
-	baseline_mpirun "$MPIDIR/mpi_job" allreduce >"$RUN/out" 2>&1 || bench_log "baseline mpirun failed: $(tail -3 "$RUN/out")"
+	ok=1
+	baseline_mpirun "$MPIDIR/mpi_job" allreduce >"$RUN/out" 2>&1 || { bench_log "baseline mpirun failed: $(tail -3 "$RUN/out")"; ok=0; }
 	t1=$(bench_now)
 	R=$(bench_sub "$t1" "$t0")
+	[ $ok = 1 ] || R=failed
 	fault_teardown
 }
 
@@ -105,7 +111,7 @@ b1_base() {
 # --json on algo-1, less the launch agent), to tell smtd's cost from its
 # mpirun options' cost.
 b1_base_argv() {
-	local t0 t1
+	local t0 t1 ok=1
 	fault_setup b1x
 	mh_boot --sshd 2>>"$W/mh.log"
 	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin "$SMTD" --preload "$SMTD_PRELOAD" --smtctl "$SMTCTL" \
@@ -119,9 +125,10 @@ del a[i - 1:i + 2]
 sys.stdout.write("\0".join(a) + "\0")' "$RUN/plan.json")
 	t0=$(bench_now)
 	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin OMPI_MCA_odls_base_sigkill_timeout=0 "${argv[@]}" >"$RUN/out" 2>&1 ||
-		bench_log "baseline mpirun (smtd's argv) failed: $(tail -3 "$RUN/out")"
+		{ bench_log "baseline mpirun (smtd's argv) failed: $(tail -3 "$RUN/out")"; ok=0; }
 	t1=$(bench_now)
 	R=$(bench_sub "$t1" "$t0")
+	[ $ok = 1 ] || R=failed
 	fault_teardown
 }
 
@@ -138,8 +145,8 @@ b2_smtd() {
 	kill -KILL "$pid"
 	last_exit 1 2 3; t1=$LAST
 	tm=$(bench_log_time "$(smtd_console 1)" 'state running -> finishing')
-	fault_check "algo-1=1 algo-2=1 algo-3=1" rank-sigkill
 	R="$(bench_sub "$t1" "$tf") $(bench_sub "$t1" "$tm")"
+	fault_check "algo-1=1 algo-2=1 algo-3=1" rank-sigkill || R=$(bench_failed 2)
 	fault_teardown
 }
 
@@ -201,6 +208,7 @@ fault_run() {
 	[ "$tf" = - ] || tf=$(bench_sub "$t1" "$tf")
 	case $name in rank-* | orted-kill) [ -n "$tm" ] && tm=$(bench_sub "$t1" "$tm") || tm=- ;; *) tm=- ;; esac
 	R="$tf $tm"
+	[ $FAULT_OK = 1 ] || R=$(bench_failed 2)
 	echo "$name run $RUN_NO: fault->last exit $tf s, mpirun exit->last exit $tm s, exits$EXITS" >>"$W/logs/summary.txt"
 	fault_teardown
 }

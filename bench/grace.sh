@@ -53,6 +53,7 @@ b8_smtd() {
 	# total, overshoot over the slowest need, checkpoints, the latest
 	# signal's arrival, the last checkpoint's end to the last exit.
 	R="$(bench_sub "$LAST" "$TF") $(awk -v a="$LAST" -v t="$TF" -v s="$slow" 'BEGIN { printf "%.3f", a - t - s }') $CK $SIGMAX $(bench_sub "$LAST" "$DONE")"
+	[ $FAULT_OK = 1 ] || R=$(bench_failed 5)
 	[ $SIGS = "$CK" ] || bench_note "B8 run $RUN_NO: the ranks received $SIGS stopping signals for $CK checkpoints (one each expected)"
 	echo "B8 run $RUN_NO: $R (total overshoot checkpoints signal-arrival last-ckpt-to-exit), exits$EXITS" >>"$W/logs/summary.txt"
 	fault_teardown

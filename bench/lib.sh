@@ -4,7 +4,12 @@
 #   bench_sub A B              A - B, 3 decimals
 #   bench_record ID METRIC UNIT TARGET "SMTD VALUES" "BASELINE VALUES" [NOTE]
 #                              one row of the table ("" baseline: none),
-#                              with the 1-minute load average at the time
+#                              with the 1-minute load average at the time;
+#                              a value that is not a number ("failed", or
+#                              "-" for a run that did not end) is a run
+#                              whose job failed: bench/report.py counts it
+#                              as failed, never in min/median/max
+#   bench_failed N             N values "failed" (one per column of R)
 #   bench_load                 the load averages (1, 5, 15 minutes)
 #   max_of NUMBERS...          the largest
 #   bench_note TEXT            a line for the notes under the table
@@ -24,6 +29,12 @@ bench_record() {
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "${7:-}" "$load" >>"$BENCH_OUT/results.tsv"
 	printf 'bench: %s %s: smtd [%s] baseline [%s] %s (load %s)\n' "$1" "$2" "$5" "$6" "$3" "$load" >&2
+}
+
+bench_failed() {
+	local i out=
+	for ((i = 0; i < $1; i++)); do out="$out failed"; done
+	echo "${out# }"
 }
 
 bench_load() {

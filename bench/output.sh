@@ -52,7 +52,7 @@ hwm_watch() {
 # terminal (smtd's and orted's alike) write a line at a time: there the
 # ranks' own writes bound both.
 bench_b4() {
-	local i mib=1024 lines bytes t0 secs s_mb= b_mb= s_l= b_l= got
+	local i mib=1024 lines bytes t0 secs s_mb= b_mb= s_l= b_l= got ok
 	[ $QUICK = 1 ] && mib=256
 	lines=$(lines_for $mib 2)
 	bytes=$((lines * 2 * 48))
@@ -60,21 +60,36 @@ bench_b4() {
 	for ((i = 1; i <= RUNS; i++)); do
 		bench_log "B4 run $i of $RUNS ($mib MiB), load $(bench_load)"
 		t0=$(bench_now)
-		smtd_local 2 -- "$MPIDIR/mpi_job" blocklines $lines >/dev/null 2>"$W/b4.log" || bench_log "smtd failed: $(tail -3 "$W/b4.log")"
+		# A job that failed is not timed: its run is recorded as failed.
+		ok=1
+		smtd_local 2 -- "$MPIDIR/mpi_job" blocklines $lines >/dev/null 2>"$W/b4.log" || { bench_log "B4 run $i: smtd failed, counted as failed: $(tail -3 "$W/b4.log")"; ok=0; }
 		secs=$(bench_sub "$(bench_now)" "$t0")
-		s_mb="$s_mb $(rate $bytes "$secs")"
-		s_l="$s_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
+		if [ $ok = 1 ]; then
+			s_mb="$s_mb $(rate $bytes "$secs")"
+			s_l="$s_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
+		else
+			s_mb="$s_mb failed" s_l="$s_l failed"
+		fi
+		ok=1
 		t0=$(bench_now)
-		"${ARGV[@]}" >/dev/null 2>"$W/b4b.log" || bench_log "mpirun failed: $(tail -3 "$W/b4b.log")"
+		"${ARGV[@]}" >/dev/null 2>"$W/b4b.log" || { bench_log "B4 run $i: mpirun failed, counted as failed: $(tail -3 "$W/b4b.log")"; ok=0; }
 		secs=$(bench_sub "$(bench_now)" "$t0")
-		b_mb="$b_mb $(rate $bytes "$secs")"
-		b_l="$b_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
+		if [ $ok = 1 ]; then
+			b_mb="$b_mb $(rate $bytes "$secs")"
+			b_l="$b_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
+		else
+			b_mb="$b_mb failed" b_l="$b_l failed"
+		fi
 	done
 	# Not timed: every line arrives, whole and tagged (an eighth of the size).
 	got=$(smtd_local 2 -- "$MPIDIR/mpi_job" blocklines $((lines / 8)) 2>/dev/null |
 		grep -c '^\[1,mpirank:[01],[^]]*\]<stdout>: rank [01] line [0-9]\{8\} abcdefghijklmnopqrstuvwxyz$')
-	[ "$got" = $((lines / 8 * 2)) ] || bench_log "B4: $got of $((lines / 8 * 2)) lines arrived whole"
-	bench_note "B4 check (not timed): $got of $((lines / 8 * 2)) lines arrived whole and tagged on smtd's stdout."
+	if [ "$got" = $((lines / 8 * 2)) ]; then
+		bench_note "B4 check (not timed): $got of $((lines / 8 * 2)) lines arrived whole and tagged on smtd's stdout."
+	else
+		bench_log "B4: $got of $((lines / 8 * 2)) lines arrived whole"
+		bench_note "B4 check (not timed) FAILED: $got of $((lines / 8 * 2)) lines arrived whole and tagged on smtd's stdout."
+	fi
 	bench_record B4 "$mib MiB of rank output (2 ranks, 48-byte lines) to /dev/null, job start to end" MB/s "ratio ≥ 2.0" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
 	bench_record B4l "the same in lines" lines/s "ratio ≥ 2.0" "$s_l" "$b_l"
 	bench_b4d "$((mib / 4))"
@@ -82,20 +97,26 @@ bench_b4() {
 
 # B4d MIB: stdio's defaults (a line at a time to the terminal), MIB MiB.
 bench_b4d() {
-	local i mib=$1 lines bytes t0 secs s_mb= b_mb=
+	local i mib=$1 lines bytes t0 s_mb= b_mb=
 	lines=$(lines_for "$mib" 2)
 	bytes=$((lines * 2 * 48))
 	mpirun_argv 2 "$MPIDIR/mpi_job" lines $lines
 	for ((i = 1; i <= RUNS; i++)); do
 		bench_log "B4d run $i of $RUNS ($mib MiB), load $(bench_load)"
 		t0=$(bench_now)
-		smtd_local 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b4d.log" || bench_log "smtd failed: $(tail -3 "$W/b4d.log")"
-		secs=$(bench_sub "$(bench_now)" "$t0")
-		s_mb="$s_mb $(rate $bytes "$secs")"
+		if smtd_local 2 -- "$MPIDIR/mpi_job" lines $lines >/dev/null 2>"$W/b4d.log"; then
+			s_mb="$s_mb $(rate $bytes "$(bench_sub "$(bench_now)" "$t0")")"
+		else
+			bench_log "B4d run $i: smtd failed, counted as failed: $(tail -3 "$W/b4d.log")"
+			s_mb="$s_mb failed"
+		fi
 		t0=$(bench_now)
-		"${ARGV[@]}" >/dev/null 2>"$W/b4db.log" || bench_log "mpirun failed: $(tail -3 "$W/b4db.log")"
-		secs=$(bench_sub "$(bench_now)" "$t0")
-		b_mb="$b_mb $(rate $bytes "$secs")"
+		if "${ARGV[@]}" >/dev/null 2>"$W/b4db.log"; then
+			b_mb="$b_mb $(rate $bytes "$(bench_sub "$(bench_now)" "$t0")")"
+		else
+			bench_log "B4d run $i: mpirun failed, counted as failed: $(tail -3 "$W/b4db.log")"
+			b_mb="$b_mb failed"
+		fi
 	done
 	bench_record B4d "$mib MiB as B4, stdio's defaults (a line a write, to a terminal on both sides)" MB/s "—" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
 }
@@ -135,21 +156,58 @@ b4m_smtd() {
 	last_exit 1 2 3
 	if [ "$LAST" = -1 ]; then
 		bench_note "B4m run $RUN_NO: the job did not end within 60 s; $(out_stuck)"
-		R="- -"
+		R=$(bench_failed 2)
 		fault_teardown
 		return
 	fi
-	fault_check "algo-1=0 algo-2=0 algo-3=0" B4m
 	t1=$(stat -c %.6Y "$(mh_host_dir 1)/exit")
 	tl=$(bench_log_time "$(smtd_console 1)" 'launched mpirun') || tl=$t0
 	R="$(rate $bytes "$(bench_sub "$t1" "$tl")") $(bench_sub "$t1" "$t0")"
+	fault_check "algo-1=0 algo-2=0 algo-3=0" B4m || R=$(bench_failed 2)
+	fault_teardown
+}
+
+# b4m_check MIB: not timed, as B4's check: 3 hosts x 2 ranks print an
+# eighth of MIB, the leader's stdout through a FIFO to a counter; every
+# line arrives whole and tagged (a note says how many).
+b4m_check() {
+	local lines want got counter
+	lines=$(lines_for "$1" 6)
+	lines=$((lines / 8))
+	want=$((lines * 6))
+	fault_setup b4mc
+	for k in 1 2 3; do smtd_hyper $k "$OUT_HYPER2"; done
+	mkfifo "$RUN/stdout.fifo"
+	grep -c '^\[1,mpirank:[0-5],algo-[1-3]\]<stdout>: rank [0-5] line [0-9]\{8\} abcdefghijklmnopqrstuvwxyz$' \
+		<"$RUN/stdout.fifo" >"$RUN/count" &
+	counter=$!
+	printf '#!/bin/sh\nexec "%s" "$@" >"%s"\n' "$SMTD" "$RUN/stdout.fifo" >"$RUN/smtd-stdout-fifo"
+	chmod +x "$RUN/smtd-stdout-fifo"
+	SMTD=$RUN/smtd-stdout-fifo smtd_start 1 -- "$MPIDIR/mpi_job" lines $lines
+	for k in 2 3; do smtd_start $k -- "$MPIDIR/mpi_job" lines $lines; done
+	last_exit 1 2 3
+	if [ "$LAST" = -1 ]; then
+		bench_note "B4m check (not timed) FAILED: the job did not end within 60 s; $(out_stuck)"
+		kill $counter 2>/dev/null
+		wait $counter
+		fault_teardown
+		return
+	fi
+	wait $counter
+	got=$(cat "$RUN/count")
+	if fault_check "algo-1=0 algo-2=0 algo-3=0" B4m-check && [ "$got" = "$want" ]; then
+		bench_note "B4m check (not timed): $got of $want lines arrived whole and tagged on the leader's stdout."
+	else
+		bench_log "B4m: $got of $want lines arrived whole, exits$EXITS"
+		bench_note "B4m check (not timed) FAILED: $got of $want lines arrived whole and tagged on the leader's stdout (exits$EXITS)."
+	fi
 	fault_teardown
 }
 
 # b4m_base MIB: R = MB/s of the plain mpirun from algo-1, hosts booted
 # with sshd first (not timed).
 b4m_base() {
-	local lines t0 t1 bytes argv
+	local lines t0 t1 bytes argv ok=1
 	lines=$(lines_for "$1" 6)
 	bytes=$((lines * 6 * 48))
 	fault_setup b4mb
@@ -160,9 +218,10 @@ b4m_base() {
 	mapfile -d '' argv < <(plain_argv <"$RUN/plan.json")
 	t0=$(bench_now)
 	mh_exec 1 env PATH=/usr/bin:/bin:/usr/sbin:/sbin OMPI_MCA_odls_base_sigkill_timeout=0 "${argv[@]}" \
-		>/dev/null 2>"$RUN/err" || bench_log "B4m: plain mpirun failed: $(tail -3 "$RUN/err")"
+		>/dev/null 2>"$RUN/err" || { bench_log "B4m: plain mpirun failed, counted as failed: $(tail -3 "$RUN/err")"; ok=0; }
 	t1=$(bench_now)
 	R=$(rate $bytes "$(bench_sub "$t1" "$t0")")
+	[ $ok = 1 ] || R=failed
 	fault_teardown
 }
 
@@ -178,6 +237,7 @@ bench_b4m() {
 		b4m_base $mib
 		b="$b $R"
 	done
+	b4m_check $mib
 	bench_record B4m "$mib MiB of rank output, 3 hosts x 2 ranks (48-byte lines), the leader's stdout to /dev/null: the leader's launch of mpirun to its exit" MB/s "ratio ≥ 1.0" "$s" "$b" "baseline: plain mpirun --tag-output from algo-1, exec to exit"
 	bench_record B4mt "the same, smtd: from the start of the hosts (sshd, readiness) to the leader's exit" s "—" "$tot" ""
 }
@@ -188,8 +248,10 @@ bench_b4m() {
 b5_one() {
 	smtd_local_bg 8 -- "$MPIDIR/mpi_job" lines "$(lines_for "$1" 8)" >/dev/null 2>"$W/b5.log"
 	hwm_watch 600 $SPID
-	wait $SPID || bench_log "B5: smtd exited $?: $(tail -3 "$W/b5.log")"
+	local rc=0
+	wait $SPID || rc=$?
 	R=${HWM# }
+	[ $rc = 0 ] || { bench_log "B5: smtd exited $rc, counted as failed: $(tail -3 "$W/b5.log")"; R=failed; }
 	if [ "$R" = 0.00 ]; then
 		bench_note "B5 run $RUN_NO: smtd's VmHWM could not be read; its log ends: $(tail -2 "$W/b5.log" | tr '\n' ' ')"
 		R=-
@@ -207,9 +269,10 @@ b5_hosts() {
 	R=${HWM# }
 	if mh_running 1; then
 		bench_note "B5m run $RUN_NO: the job did not end within 60 s; $(out_stuck)"
+		R=$(bench_failed 3)
 	else
 		last_exit 1 2 3
-		fault_check "algo-1=0 algo-2=0 algo-3=0" B5m
+		fault_check "algo-1=0 algo-2=0 algo-3=0" B5m || R=$(bench_failed 3)
 	fi
 	fault_teardown
 }

@@ -15,13 +15,16 @@ doc = sys.argv[5] if len(sys.argv) > 5 else None
 
 
 def nums(field):
-    out = []
+    """The numbers of a field, and how many of its runs failed: every value
+    that is not a number ("failed", or "-" for a run that did not end) is a
+    run whose job failed, reported as such and never in min/median/max."""
+    out, failed = [], 0
     for v in field.split():
         try:
             out.append(float(v))
         except ValueError:
-            pass
-    return out
+            failed += 1
+    return out, failed
 
 
 def fmt(x):
@@ -37,15 +40,22 @@ def fmt(x):
     return "%.3f" % x
 
 
-def cell(v):
+def cell(v, failed=0):
+    if failed and not v:
+        return "failed (%d of %d runs)" % (failed, failed)
     if not v:
         return "—"
     if len(v) == 1:
-        return fmt(v[0])
-    return "%s / **%s** / %s" % (fmt(min(v)), fmt(statistics.median(v)), fmt(max(v)))
+        text = fmt(v[0])
+    else:
+        text = "%s / **%s** / %s" % (fmt(min(v)), fmt(statistics.median(v)), fmt(max(v)))
+    if failed:
+        text += " (%d of %d runs failed, not counted)" % (failed, failed + len(v))
+    return text
 
 
 rows = []
+failures = []
 with open(os.path.join(work, "results.tsv")) as f:
     for line in f:
         p = line.rstrip("\n").split("\t")
@@ -54,12 +64,16 @@ with open(os.path.join(work, "results.tsv")) as f:
         ident, metric, unit, target, s, b = p[:6]
         note = p[6] if len(p) > 6 else ""
         load = p[7] if len(p) > 7 and p[7] else "—"
-        sv, bv = nums(s), nums(b)
+        (sv, sf), (bv, bf) = nums(s), nums(b)
         ratio = "—"
         if sv and bv and statistics.median(bv) != 0:
             ratio = "%.2f" % (statistics.median(sv) / statistics.median(bv))
-        n = str(len(sv)) if len(sv) == len(bv) or not bv else "%d / %d" % (len(sv), len(bv))
-        rows.append((ident, metric + (" (%s)" % note if note else ""), unit, cell(sv), cell(bv), ratio, target, n, load))
+        n = str(len(sv)) if len(sv) == len(bv) or not (bv or bf) else "%d / %d" % (len(sv), len(bv))
+        if sf or bf:
+            n += " (%s failed)" % (" / ".join(str(x) for x in ((sf, bf) if (bv or bf) else (sf,))))
+            failures.append("%s: %d of %d smtd runs failed%s; a failed run is not counted" % (
+                ident, sf, sf + len(sv), (", %d of %d baseline runs" % (bf, bf + len(bv))) if (bv or bf) else ""))
+        rows.append((ident, metric + (" (%s)" % note if note else ""), unit, cell(sv, sf), cell(bv, bf), ratio, target, n, load))
 
 
 def sh(*a):
@@ -96,7 +110,10 @@ machine = [
 head = "| # | metric | unit | smtd min / **median** / max | baseline min / **median** / max | ratio (medians) | target | runs | load |"
 sep = "|---|---|---|---|---|---|---|---|---|"
 table = [head, sep] + ["| " + " | ".join(r) + " |" for r in rows]
-notes = open(os.path.join(work, "notes.txt")).read().strip()
+notes = open(os.path.join(work, "notes.txt")).read().strip() if os.path.exists(os.path.join(work, "notes.txt")) else ""
+# Runs whose job failed are said first: their rows' figures stand on fewer runs.
+if failures:
+    notes = "\n".join(["FAILED RUNS: " + f for f in failures] + ([notes] if notes else []))
 
 print()
 for line in table:

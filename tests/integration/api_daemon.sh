@@ -145,6 +145,41 @@ assert_contains "$T/failed.held" '"state":"failed"' "the held long poll saw the 
 grep -q '"failure":"[A-Za-z]' "$T/failed.held" || fail "no failure summary in the final status: $(cat "$T/failed.held")"
 grep -q '"exit_code":3' "$T/failed.held" || fail "no exit code 3 in the final status: $(cat "$T/failed.held")"
 
+# ---- after a failure, while smtd still writes the job's output ----
+# The probes of the real daemon once the job has failed (SPEC §9): healthy
+# (200: the daemon works, the job failed), not ready (503).  smtd stays up
+# after the failure as long as its stdout holds the job's last lines: a
+# reader that takes nothing until told to.  The rank writes 200 KiB (more
+# than the FIFO holds, less than smtd's stdout queue) and exits 3.
+mkdir -p "$T/ff"
+mkfifo "$T/ff/stdout"
+python3 -c 'import os, sys, time
+f = open(sys.argv[1], "rb")
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.02)
+while f.read(65536):
+    pass' "$T/ff/stdout" "$T/ff/go" &
+READER=$!
+# A failing check must not leave smtd waiting for a reader that waits.
+trap 'kill $SPID $READER 2>/dev/null; rm -rf "$T"' EXIT
+"$SMTD" --root "$T/ff" --socket "$S" --sshd never \
+	-- awk 'BEGIN { for (i = 0; i < 2048; i++) printf "%099d\n", i; exit 3 }' >"$T/ff/stdout" 2>"$T/ff.out" &
+SPID=$!
+wait_state failed
+assert_eq "$(get /healthz)" 200 "healthz after the job failed"
+assert_eq "$(get /readyz)" 503 "readyz after the job failed"
+"$SMTCTL" --socket "$S" health || fail "smtctl health after the job failed"
+rc=0; "$SMTCTL" --socket "$S" ready || rc=$?
+assert_eq "$rc" 1 "smtctl ready after the job failed"
+assert_eq "$(get /metrics)" 200 "metrics after the job failed"
+assert_contains "$T/body" 'smtd_state{state="failed"} 1' "failed in the metrics"
+kill -0 $SPID || fail "smtd ended before its output was read"
+touch "$T/ff/go"
+rc=0; wait $SPID || rc=$?
+assert_eq "$rc" 1 "exit code of the failed job once its output was read"
+wait $READER || fail "the reader failed"
+trap 'rm -rf "$T"' EXIT
+
 # ---- no daemon: smtctl says so, fast ----
 rc=0; "$SMTCTL" --socket "$S" status 2>"$T/none.err" || rc=$?
 assert_eq "$rc" 3 "smtctl without a daemon"

@@ -10,9 +10,14 @@
 #  3. SIGTERM to every host (the leader first, then the workers): every
 #     process gets it once and has the grace to finish (it traps SIGTERM,
 #     works on for 2 s, writes a file).
+#  4. The link between the leader and algo-3 goes down mid-job
+#     (--peer-timeout 5): the leader and algo-2 end LostHost naming
+#     algo-3, algo-3 ends LostLeader naming algo-1, every host within
+#     seconds of the peer timeout (torchrun's own rendezvous would wait
+#     for its 30 s or more), nothing left.
 # After each: every host's exit code and result file, no process left, and
 # how soon after the last process (or the exception) every host ended.
-# Each job starts 9 Python processes that import torch: three jobs, the
+# Each job starts 9 Python processes that import torch: four jobs, the
 # fewest that prove these points, each timed.
 #
 # Debian's torchrun fails at start under Python 3.11 unless --redirects and
@@ -27,6 +32,13 @@ smt_tmpdir
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
 	skip_tool "Debian's python3-torch (/usr/bin/python3 -c 'import torch.distributed' fails)"
 [ -x /usr/bin/torchrun ] || skip_tool "/usr/bin/torchrun (python3-torch)"
+# LeakSanitizer's scan at smtd's exit is not smtd's end: measured 3.4 s
+# between smtd's last log line ("exit code 0") and the host's end at load
+# 45, most of the time this test's bounds were loosened for (leaks are
+# checked by every other test).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+SHARE_MAX=1.0
+! ldd "$SMTD" 2>/dev/null | grep -q libasan || SHARE_MAX=1.5
 DDP="$top_srcdir/tests/helpers/ddp_job.py"
 WRAPPER="$top_srcdir/tests/helpers/torchrun_wrapper.sh"
 GRACE=10
@@ -52,12 +64,40 @@ EOF
 	T0=$EPOCHREALTIME
 	for k in 1 2 3; do
 		SMTD_MH_ENV="PATH=$D/bin:/usr/bin:/bin:/usr/sbin:/sbin" smtd_start $k \
-			--processes-per-host 2 --grace $GRACE --debug
+			--processes-per-host 2 --grace $GRACE --debug ${JOB_OPTS:-}
 	done
 }
 
-# after_last_rank: how long after the last process of the job ended (as its
-# host's smtd logged it, --debug) the last host ended; in SINCE.
+# torchrun_share: how long after the last torchrun ended (as its host's
+# smtd logged it) the last host ended: smtd's own share of the end, in
+# SHARE, within a second (SPEC §1: every host within a second of the job's
+# end); 1.5 s built with the sanitizers, whose exit alone took 1 s at load
+# 45 (0.13 s from torchrun's end to smtd's last log line, 1.08 s to the
+# host's end).
+torchrun_share() {
+	local last
+	last=$(/usr/bin/python3 - "$D"/algo-*/console.log <<'PY'
+import datetime, re, sys
+end = 0
+for path in sys.argv[1:]:
+    for line in open(path, errors="replace"):
+        m = re.match(r"(\S+)Z smtd\[algo-\d+\] info: torchrun \(pid \d+\) (ended|was killed)", line)
+        if m:
+            t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f")
+            end = max(end, t.replace(tzinfo=datetime.timezone.utc).timestamp())
+print("%.3f" % end)
+PY
+)
+	smtd_time_since "$last" >/dev/null
+	SHARE=$SINCE
+	echo "the last host ended $SHARE s after the last torchrun (smtd's share, bound $SHARE_MAX s)"
+	awk -v s="$SHARE" -v m=$SHARE_MAX 'BEGIN { exit !(s >= 0 && s <= m) }' ||
+		{ smtd_show_all; fail "the last host ended $SHARE s after the last torchrun (> $SHARE_MAX s): smtd's own end is slow"; }
+}
+
+# after_last_rank T0 WHAT: how long after the last process of the job
+# ended (as its host's smtd logged it, --debug) the last host ended; in
+# SINCE.
 after_last_rank() {
 	local last
 	last=$(/usr/bin/python3 - "$D"/algo-*/console.log <<'PY'
@@ -74,12 +114,24 @@ PY
 )
 	echo -n "the last process ended $(awk -v a="$last" -v b="$1" 'BEGIN { printf "%.2f", a - b }') s after $2; "
 	smtd_time_since "$last"
-	# Every host ends soon after its processes (SPEC §1, §13): smtd ends
-	# within milliseconds of torchrun, which needs 0.1 s to notice (with
-	# PET_MONITOR_INTERVAL; 5 s without, which made it 3 to 6 s here)
-	# and 0.5 to 2.5 s to exit on this machine's 2 shared cores.
+	# smtd's own share is held to a second (torchrun_share).  The whole
+	# is torchrun's too: it needs 0.1 s to notice its processes' end
+	# (PET_MONITOR_INTERVAL; 5 s without, which made this 3 to 6 s), then
+	# waits at its exit barrier for the other hosts' torchrun and exits.
+	# Measured (sanitized smtd, LeakSanitizer off): 2.21 s at load 10-17
+	# (1.9 s of it torchrun, which waits at its exit barrier for the other
+	# hosts' torchrun; 0.54 s smtd's share), 2.31-2.59 s at load 25-30,
+	# 3.41 s at load 29 and 4.4 s at load 32-49 (this machine, shared).
+	# Most of it is torchrun's and the sanitized exit's time, not smtd's:
+	# the 3 s of the commits that made torchrun's end fast (526db3f,
+	# cad846e) hold on a quiet machine only, so the whole stays at 4 s,
+	# and smtd's own share, the part a regression of smtd would show in,
+	# is held to its second below (torchrun_share).  The 4 s had been
+	# reached by LeakSanitizer's exit scan (3.4 s at load 45; 5.7-6.2 s
+	# in all with it), now off (detect_leaks=0 above).
 	awk -v s="$SINCE" 'BEGIN { exit !(s <= 4) }' ||
 		{ smtd_show_all; fail "the last host ended $SINCE s after the last process (> 4 s)"; }
+	torchrun_share
 }
 
 # wait_marks NAME: every rank wrote D/mark/NAME.R.
@@ -161,9 +213,17 @@ for k in 1 2 3; do smtd_check $k 1 "rank 3" "algo-2" "ValueError: shapes do not 
 head -1 "$(smtd_failure 1)" | grep -q "rank 3.*algo-2\|algo-2.*rank 3" || fail "the summary line does not name rank 3 on algo-2: $(head -1 "$(smtd_failure 1)")"
 assert_contains "$(smtd_console 1)" "[1,mpirank:3,algo-2]<stderr>: ValueError: shapes do not match" "rank 3's exception on the leader's stdout"
 smtd_nothing_left
-# Seconds, not the grace (30 s): torchrun's own exit takes 0.5 to 2.5 s
-# under load; the time itself is measured by bench/.
-awk -v s="$SINCE" 'BEGIN { exit !(s <= 5) }' || { smtd_show_all; fail "the job took $SINCE s to end everywhere after the exception (> 5 s)"; }
+# Seconds, not the grace (10 s): the raising process prints its traceback
+# and exits, its torchrun ends the other process and exits, the leader
+# stops the other hosts, whose torchrun each exits.  Measured (LeakSanitizer
+# off), from the rank's mark just before it raises: 1.84 s at load 10-17,
+# 2.54 s at load 25, 3.38 s at load 30-54 (of which 0.72 s from the rank's
+# exit to smtd's last log line on every host, the rest Python's exit and
+# the sanitized smtd's).  cad846e's 2 s leaves no margin for those under
+# load: 4 s (it had been loosened to 5, most of which was LeakSanitizer's
+# exit scan); smtd's own share is held as above.
+awk -v s="$SINCE" 'BEGIN { exit !(s <= 4) }' || { smtd_show_all; fail "the job took $SINCE s to end everywhere after the exception (> 4 s)"; }
+torchrun_share
 mh_teardown
 
 # ---- 3. SIGTERM to every host ----
@@ -200,5 +260,25 @@ for r in 0 1 2 3 4 5; do
 	[ "$n" = 1 ] || twice="$twice rank $r ($n times, on algo-$((r / 2 + 1)))"
 done
 [ -z "$twice" ] || fail "SIGTERM delivered more than once for one stop:$twice - the worker's smtd signals its ranks both for the leader's stop and for its own SIGTERM"
+mh_teardown
+
+# ---- 4. the link to algo-3 is lost ----
+PT=5
+D=$T/link
+JOB_OPTS="--peer-timeout $PT" job link "$(hp '"hold": "'"$T"'/link/never"')"
+wait_marks ready
+t0=$EPOCHREALTIME
+mh_link_down 3
+smtd_wait_all 60
+smtd_time_since "$t0"
+smtd_check 1 3 "LostHost" "algo-3"
+smtd_check 2 3 "algo-3"
+smtd_check 3 3 "LostLeader" "algo-1"
+smtd_nothing_left
+# The peer timeout, then the ranks' and torchrun's end (SIGTERM, no
+# trap: at once; torchrun's exit 0.5 to 2.5 s under load): measured 6.9 s
+# (--peer-timeout + 1.9 s) at load 17-60.
+awk -v s="$SINCE" -v pt=$PT 'BEGIN { exit !(s <= pt + 4) }' ||
+	{ smtd_show_all; fail "the hosts ended $SINCE s after the link went down (> --peer-timeout $PT + 4 s)"; }
 mh_teardown
 echo ok

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 14, back-pressure: 3 hosts x 4 ranks write as fast as they can
 # (tests/helpers/outrank.c, BYTES each: long lines, 1 MiB writes, short
-# lines) while the leader's stdout is read at 1 MB/s (tests/helpers/
+# lines) while the leader's stdout is read at 2 MB/s (tests/helpers/
 # slowread.c on a FIFO).  Every byte of every rank arrives, in order, and
 # no smtd grows: the peak RSS (VmHWM) of each host's smtd stays under
 # LEADER_MAX_KB or WORKER_MAX_KB, whatever the ranks write.  The ranks are slowed down instead:
@@ -21,8 +21,13 @@
 # sanitized binary and its shadow grew), 25-26 MiB loaded on a worker.  The
 # plain build's bounds are the ones smtd(8) states, and scripts/test.sh runs
 # this test on that build too.  The bounds below leave room for the unexpected but not for
-# the queues to grow with the volume (a worker holding its ranks' 8 MiB
-# would pass them).  Under AddressSanitizer the allocator's quarantine
+# the queues to grow with the volume: a worker's 4 ranks write 16 MiB (4
+# MiB each), more than the room between a worker's idle RSS and its bound
+# (12 - 3.7 = 8.3 MiB plain, 28 - 14.3 = 13.7 MiB sanitized), so a worker
+# that held its ranks' output instead of making them wait fails (checked:
+# with a 64 MiB outbox, SMT_OUTPUT_OUTBOX_CAP, a worker's peak RSS went
+# over its bound).  The reader takes 2 MB/s, twice the 1 MB/s of 2 MiB per
+# rank before, so the test takes as long.  Under AddressSanitizer the allocator's quarantine
 # would keep every freed buffer for a while and measure churn, not memory
 # in use: it is made small here.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
@@ -34,8 +39,8 @@ command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
 smt_tmpdir
 OUTRANK="$top_builddir/tests/helpers/outrank"
 SLOWREAD="$top_builddir/tests/helpers/slowread"
-RATE=1000000
-BYTES=${SMT_BP_BYTES:-$((2 * 1024 * 1024))}
+RATE=2000000
+BYTES=${SMT_BP_BYTES:-$((4 * 1024 * 1024))}
 SEED=$((RANDOM * 32768 + RANDOM))
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "4"}'
 if ldd "$SMTD" 2>/dev/null | grep -q libasan; then
@@ -48,6 +53,12 @@ else
 	LEADER_MAX_KB=$((24 * 1024))
 	WORKER_MAX_KB=$((12 * 1024))
 fi
+# A worker that buffered everything would hold its idle RSS (3.7 MiB plain,
+# 14.3 MiB sanitized, smtd(8)) plus its 4 ranks' bytes: over the bound, or
+# the bound cannot see that.
+idle_kb=$((SANITIZED ? 14643 : 3789))
+[ $((idle_kb + 4 * BYTES / 1024)) -gt $WORKER_MAX_KB ] ||
+	fail "4 ranks x $BYTES bytes fit in a worker's room under its bound ($WORKER_MAX_KB kB, idle $idle_kb kB): the test could not see a worker that buffers its ranks' output"
 echo "seed $SEED, 12 ranks x $BYTES bytes, stdout read at $RATE bytes/s; sanitized smtd: $SANITIZED"
 
 mkdir -p "$T/expected"
@@ -70,6 +81,18 @@ wait $reader || fail "the reader failed: $(cat "$T/bp/slowread.err")"
 cat "$T/bp/slowread.err"
 size=$(stat -c %s "$T/bp/stdout.1")
 echo "job: $elapsed s from start to the last exit; the leader's stdout: $size bytes"
+# Memory first: a worker that holds its ranks' output may also fail the
+# job (its leader cannot keep up); the bound says why.
+over=
+for k in 1 2 3; do
+	hwm=$(smtd_hwm $k)
+	[ -n "$hwm" ] || fail "no VmHWM sampled for algo-$k's smtd"
+	max=$WORKER_MAX_KB
+	[ $k = 1 ] && max=$LEADER_MAX_KB
+	echo "algo-$k: smtd peak RSS (VmHWM) $hwm kB = $(awk -v h="$hwm" 'BEGIN { printf "%.1f", h / 1024 }') MiB (bound $((max / 1024)) MiB)"
+	[ "$hwm" -le "$max" ] || over="$over algo-$k ($hwm kB > $max kB)"
+done
+[ -z "$over" ] || fail "smtd's peak RSS is over its bound on$over"
 for k in 1 2 3; do smtd_check $k 0; done
 /usr/bin/python3 "$top_srcdir/tests/multihost/rank_bytes.py" --ranks 12 --per-host 4 \
 	--expected "$T/expected" text "$T/bp/stdout.1" || fail "the leader's stdout lost or changed bytes"
@@ -90,15 +113,5 @@ for k in 1 2 3; do
 		fail "algo-$k's ranks ended $took s after the start: they did not wait for a reader that needs $need s"
 done
 
-over=
-for k in 1 2 3; do
-	hwm=$(smtd_hwm $k)
-	[ -n "$hwm" ] || fail "no VmHWM sampled for algo-$k's smtd"
-	max=$WORKER_MAX_KB
-	[ $k = 1 ] && max=$LEADER_MAX_KB
-	echo "algo-$k: smtd peak RSS (VmHWM) $hwm kB = $(awk -v h="$hwm" 'BEGIN { printf "%.1f", h / 1024 }') MiB (bound $((max / 1024)) MiB)"
-	[ "$hwm" -le "$max" ] || over="$over algo-$k ($hwm kB > $max kB)"
-done
-[ -z "$over" ] || fail "smtd's peak RSS is over its bound on$over"
 mh_teardown
 echo ok
