@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "curluv.h"
@@ -163,7 +164,14 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 static void on_ssh_exit(void *arg, pid_t pid, int wstatus)
 {
 	(void)arg;
-	smt_debug("channel ssh %d ended (status 0x%x)", (int)pid, (unsigned)wstatus);
+	/* Spawned without waiting for its exec (spawn_ssh): a failed exec
+	 * is known only here.  ssh says the same of a remote command. */
+	if (WIFEXITED(wstatus) && (WEXITSTATUS(wstatus) == 126 || WEXITSTATUS(wstatus) == 127))
+		smt_warn("a channel's command could not be run (pid %d, exit status %d: %s)",
+			 (int)pid, WEXITSTATUS(wstatus),
+			 WEXITSTATUS(wstatus) == 127 ? "not found" : "not executable");
+	else
+		smt_debug("channel ssh %d ended (status 0x%x)", (int)pid, (unsigned)wstatus);
 }
 
 static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
@@ -191,8 +199,12 @@ static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
 		"dial-stdio",
 		NULL,
 	};
+	/* Not waiting for the exec: the leader opens a channel per worker at
+	 * once, and waiting for each child to be scheduled made 1000 of them
+	 * take minutes on a loaded machine (bench B12), past the probes'
+	 * timeout, whose retries then asked for more channels still. */
 	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = fd, .stdout_fd = fd,
-				     .stderr_fd = smt_logpipe_fd(ps->log) };
+				     .stderr_fd = smt_logpipe_fd(ps->log), .no_wait = 1 };
 
 	rc = smt_spawn(&so, &pid);
 	if (pid > 0 && ps->cfg.reaper)
