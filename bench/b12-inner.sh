@@ -55,12 +55,11 @@ ctxt() {
 	awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { s += $2 } END { print s + 0 }' \
 		"/proc/$1/status" 2>/dev/null || echo 0
 }
-# The leader's channel processes: its children that are smtctl.
+# The leader's channel processes: its children that are smtctl (from every
+# process's stat: /proc/PID/task/PID/children missed most of them at 128
+# workers and more).
 channels() {
-	local c
-	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
-		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = smtctl ] && echo "$c"
-	done
+	pgrep -P "$1" -x smtctl
 }
 
 for ((r = 1; r <= runs; r++)); do
