@@ -23,4 +23,4 @@ CLEANFILES += $(EXTRA_PROGRAMS) bench/fakessh
 EXTRA_DIST += bench/README.md bench/BENCHMARKS.head.md bench/run.sh bench/lib.sh \
 	bench/report.py bench/faults.sh bench/raise.py bench/b3.sh bench/b3-inner.sh \
 	bench/single.sh bench/output.sh bench/grace.sh bench/b9_stall.sh \
-	bench/b10_restart.sh bench/b10job.py
+	bench/b10_restart.sh bench/b10job.py bench/b12.sh bench/b12-inner.sh

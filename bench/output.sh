@@ -22,12 +22,15 @@ rate() {
 	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / s / 1e6 }'
 }
 
-# hwm_watch TIMEOUT PID...: reads VmHWM of every PID every 0.1 s until
-# they have all exited, for at most TIMEOUT seconds; sets HWM to the last
-# value read of each (MiB, in order).  VmHWM only grows, so the last read
-# is the peak to within 0.1 s of the process's end.
+# hwm_watch TIMEOUT PID...: reads VmHWM and smaps_rollup of every PID
+# every 0.1 s until they have all exited, for at most TIMEOUT seconds; sets
+# HWM to the last VmHWM read of each (MiB, in order; VmHWM only grows, so
+# the last read is the peak to within 0.1 s of the process's end), PD and
+# PSS to the largest Private_Dirty and Pss read (MiB, in order).
+# Private_Dirty is smtd's own anonymous memory; RSS adds the clean pages of
+# its libraries, shared with every other process that maps them.
 hwm_watch() {
-	local -a last
+	local -a last pd pss
 	local i n alive key val rest
 	for ((n = 0; n < $1 * 10; n++)); do
 		alive=0
@@ -36,13 +39,21 @@ hwm_watch() {
 			while read -r key val rest; do
 				[ "$key" = VmHWM: ] && { last[i]=$val; alive=1; break; }
 			done <"/proc/${!i}/status" 2>/dev/null
+			while read -r key val rest; do
+				case $key in
+				Pss:) [ "$val" -gt "${pss[i]:-0}" ] && pss[i]=$val ;;
+				Private_Dirty:) [ "$val" -gt "${pd[i]:-0}" ] && pd[i]=$val ;;
+				esac
+			done <"/proc/${!i}/smaps_rollup" 2>/dev/null
 		done
 		[ $alive = 1 ] || break
 		sleep 0.1
 	done
-	HWM=
+	HWM= PD= PSS=
 	for ((i = 2; i <= $#; i++)); do
 		HWM="$HWM $(awk -v k="${last[i]:-0}" 'BEGIN { printf "%.2f", k / 1024 }')"
+		PD="$PD $(awk -v k="${pd[i]:-0}" 'BEGIN { printf "%.2f", k / 1024 }')"
+		PSS="$PSS $(awk -v k="${pss[i]:-0}" 'BEGIN { printf "%.2f", k / 1024 }')"
 	done
 }
 
@@ -244,41 +255,43 @@ bench_b4m() {
 
 # ---- B5: smtd's memory while 8 ranks print at full speed ----
 
-# b5_one MIB: one host, 8 ranks; R = smtd's peak VmHWM (MiB).
+# b5_one MIB: one host, 8 ranks; R = smtd's peak Private_Dirty, VmHWM and
+# Pss (MiB).
 b5_one() {
 	smtd_local_bg 8 -- "$MPIDIR/mpi_job" lines "$(lines_for "$1" 8)" >/dev/null 2>"$W/b5.log"
 	hwm_watch 600 $SPID
 	local rc=0
 	wait $SPID || rc=$?
-	R=${HWM# }
-	[ $rc = 0 ] || { bench_log "B5: smtd exited $rc, counted as failed: $(tail -3 "$W/b5.log")"; R=failed; }
-	if [ "$R" = 0.00 ]; then
+	R="${PD# } ${HWM# } ${PSS# }"
+	[ $rc = 0 ] || { bench_log "B5: smtd exited $rc, counted as failed: $(tail -3 "$W/b5.log")"; R=$(bench_failed 3); }
+	if [ "${HWM# }" = 0.00 ]; then
 		bench_note "B5 run $RUN_NO: smtd's VmHWM could not be read; its log ends: $(tail -2 "$W/b5.log" | tr '\n' ' ')"
-		R=-
+		R="- - -"
 	fi
 }
 
-# b5_hosts MIB: 3 hosts x 8 ranks; R = every host's smtd's peak VmHWM
-# (MiB, algo-1 first).
+# b5_hosts MIB: 3 hosts x 8 ranks; R = every host's smtd's peak
+# Private_Dirty (MiB, algo-1 first), then RH their VmHWM and RP their Pss.
 b5_hosts() {
 	fault_setup b5m
 	for k in 1 2 3; do smtd_hyper $k "$OUT_HYPER8"; done
 	out_start_leader -- "$MPIDIR/mpi_job" lines "$(lines_for "$1" 24)"
 	for k in 2 3; do smtd_start $k -- "$MPIDIR/mpi_job" lines "$(lines_for "$1" 24)"; done
 	hwm_watch 60 "$(mh_pid1 1)" "$(mh_pid1 2)" "$(mh_pid1 3)"
-	R=${HWM# }
+	R=${PD# } RH=${HWM# } RP=${PSS# }
 	if mh_running 1; then
 		bench_note "B5m run $RUN_NO: the job did not end within 60 s; $(out_stuck)"
-		R=$(bench_failed 3)
+		R=$(bench_failed 3) RH=$R RP=$R
 	else
 		last_exit 1 2 3
-		fault_check "algo-1=0 algo-2=0 algo-3=0" B5m || R=$(bench_failed 3)
+		fault_check "algo-1=0 algo-2=0 algo-3=0" B5m || { R=$(bench_failed 3) RH=$R RP=$R; }
 	fi
 	fault_teardown
 }
 
 bench_b5() {
 	local i n pid mp one= hl= hw= hall= rss= wk= cpu= mcpu= c0 c1 k0 k1 m0 m1 secs=10 tck mib=512
+	local oner= onep= hallr= hallp=
 	[ $QUICK = 1 ] && { secs=3; mib=128; }
 	tck=$(getconf CLK_TCK)
 	mpirun_argv 1 "$BIN/ratewriter" 100 500
@@ -287,8 +300,10 @@ bench_b5() {
 		bench_log "B5 run $i of $RUNS, load $(bench_load)"
 		RUN_NO=$i
 		b5_one $mib
-		one="$one $R"
+		set -- $R
+		one="$one $1" oner="$oner $2" onep="$onep $3"
 		b5_hosts $mib
+		hallr="$hallr $(max_of $RH)" hallp="$hallp $(max_of $RP)"
 		set -- $R
 		hl="$hl $1" hw="$hw $(max_of "$2" "$3")" hall="$hall $(max_of "$@")"
 		# 8 silent ranks: memory and wakeups.
@@ -327,10 +342,14 @@ bench_b5() {
 		kill -TERM $mp
 		wait $mp
 	done
-	bench_record B5 "smtd's peak RSS (VmHWM), one host, 8 ranks printing $mib MiB in all at full speed, stdout to /dev/null" MiB "≤ 8 MiB" "$one" ""
-	bench_record B5m "the same on 3 hosts x 8 ranks ($mib MiB in all): the largest smtd of the 3" MiB "≤ 8 MiB on every host" "$hall" ""
-	bench_record B5ml "B5m: the leader (algo-1)" MiB "≤ 8 MiB" "$hl" ""
-	bench_record B5mw "B5m: the larger of the workers (algo-2, algo-3)" MiB "≤ 8 MiB" "$hw" ""
+	bench_record B5 "smtd's peak anonymous memory (Private_Dirty of smaps_rollup), one host, 8 ranks printing $mib MiB in all at full speed, stdout to /dev/null" MiB "≤ 8 MiB" "$one" ""
+	bench_record B5r "the same, its peak RSS (VmHWM: with the clean pages of its libraries, shared)" MiB "—" "$oner" ""
+	bench_record B5p "the same, its peak PSS" MiB "—" "$onep" ""
+	bench_record B5m "the same on 3 hosts x 8 ranks ($mib MiB in all): the largest Private_Dirty of the 3 smtd" MiB "≤ 8 MiB on every host" "$hall" ""
+	bench_record B5ml "B5m: the leader's (algo-1)" MiB "≤ 8 MiB" "$hl" ""
+	bench_record B5mw "B5m: the larger of the workers' (algo-2, algo-3)" MiB "≤ 8 MiB" "$hw" ""
+	bench_record B5mr "B5m: the largest peak RSS (VmHWM) of the 3" MiB "—" "$hallr" ""
+	bench_record B5mp "B5m: the largest peak PSS of the 3" MiB "—" "$hallp" ""
 	bench_record B5i "smtd RSS with 8 silent ranks running (one host, --oversubscribe)" MiB "—" "$rss" ""
 	bench_record B5w "smtd wakeups (context switches) per second, 8 silent ranks, over $secs s" 1/s "≤ 1/s" "$wk" ""
 	bench_record B5c "CPU while one rank writes 100 MB/s (100-byte lines), over 3 s" "% of a core" "—" "$cpu" "$mcpu" "baseline: plain mpirun --tag-output's own CPU forwarding the same"

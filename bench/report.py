@@ -54,6 +54,43 @@ def cell(v, failed=0):
     return text
 
 
+# B12's model: every total measured at two sizes or more (ID-N, the per
+# worker rows excepted), extrapolated to MODEL_N workers as a + b*N through
+# the medians at the smallest and the largest size.
+MODEL_N = 4000
+MODEL_FAMILIES = {
+    "B12r": "readiness of every worker through fakessh",
+    "B12c": "the leader's own CPU until then",
+    "B12g": "the CPU of the leader and its channel processes until then",
+    "B12m": "the leader's RSS, every channel idle",
+    "B12p": "the leader's PSS",
+    "B12d": "the leader's Private_Dirty",
+    "B12a": "the leader's anonymous memory",
+    "B12f": "the leader's open descriptors",
+    "B12h": "the leader's channel processes",
+    "B12hm": "their private memory, summed",
+    "B12w": "the leader's wakeups per second, every channel idle",
+    "B12wc": "its channel processes' wakeups per second",
+}
+measured = {}
+
+
+def model_rows():
+    out = []
+    for fam in MODEL_FAMILIES:
+        pts = sorted(measured.get(fam, []))
+        if len(pts) < 2:
+            continue
+        (n0, y0, unit, metric, target), (n1, y1, _, _, _) = pts[0], pts[-1]
+        b = (y1 - y0) / (n1 - n0)
+        a = y0 - b * n0
+        y = a + b * MODEL_N
+        m = MODEL_FAMILIES[fam]
+        out.append(("%s-%d" % (fam, MODEL_N), "model, %d workers: %s (a + b·N through %d and %d: a %s, b %s per worker)"
+                    % (MODEL_N, m, n0, n1, fmt(a), fmt(b)), unit, fmt(y), "—", "—", target, "model", "—"))
+    return out
+
+
 rows = []
 failures = []
 with open(os.path.join(work, "results.tsv")) as f:
@@ -73,6 +110,9 @@ with open(os.path.join(work, "results.tsv")) as f:
             n += " (%s failed)" % (" / ".join(str(x) for x in ((sf, bf) if (bv or bf) else (sf,))))
             failures.append("%s: %d of %d smtd runs failed%s; a failed run is not counted" % (
                 ident, sf, sf + len(sv), (", %d of %d baseline runs" % (bf, bf + len(bv))) if (bv or bf) else ""))
+        fam, _, size = ident.rpartition("-")
+        if fam in MODEL_FAMILIES and size.isdigit() and sv:
+            measured.setdefault(fam, []).append((int(size), statistics.median(sv), unit, metric, target))
         rows.append((ident, metric + (" (%s)" % note if note else ""), unit, cell(sv, sf), cell(bv, bf), ratio, target, n, load))
 
 
@@ -106,6 +146,8 @@ machine = [
     ("runs per metric", runs),
     ("wall time of the benchmark", "%s s" % elapsed),
 ]
+
+rows += model_rows()
 
 head = "| # | metric | unit | smtd min / **median** / max | baseline min / **median** / max | ratio (medians) | target | runs | load |"
 sep = "|---|---|---|---|---|---|---|---|---|"

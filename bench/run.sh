@@ -10,7 +10,8 @@
 # a benchmark times), B1 (with B2), a fault by its name (rank-exit,
 # rank-exit-barrier, rank-raise, orted-kill, host-down, leader-down,
 # link-down, sigterm-all), B3, B4, B4m, B5, B6, B7 (with issue 5's
-# 200-client run), B8, B9 (stalls), B10 (restarts in place, with B10t, B10m, B10s).
+# 200-client run), B8, B9 (stalls), B10 (restarts in place, with B10t, B10m, B10s),
+# B12 (the leader with 256, 512 and 1000 workers; --quick: 64 and 256).
 # The work directory (logs, failure lines, raw numbers) is kept when
 # BENCH_KEEP=1.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
@@ -19,7 +20,7 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$BENCH_DIR/.." && pwd)
 QUICK=0
 RUNS=
-ALL="faults B3 B4 B4m B5 B6 B7 B8 B9 B10"
+ALL="faults B3 B4 B4m B5 B6 B7 B8 B9 B10 B12"
 ONLY=$ALL
 DOC=1
 while [ $# -gt 0 ]; do
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift ;;
 	--only) ONLY=$2; shift ;;
 	--no-doc) DOC=0 ;;
-	-h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
 	*) echo "bench/run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -64,7 +65,7 @@ trap cleanup EXIT
 . "$top/tests/multihost/hosts.sh"
 . "$top/tests/multihost/smtd.sh"
 # b9_stall.sh last: it uses the others' helpers.
-for f in faults b3 single output grace b9_stall b10_restart; do . "$BENCH_DIR/$f.sh"; done
+for f in faults b3 single output grace b9_stall b10_restart b12; do . "$BENCH_DIR/$f.sh"; done
 
 t_start=$(bench_now)
 for b in $ONLY; do
@@ -81,6 +82,7 @@ for b in $ONLY; do
 	B8) bench_b8 ;;
 	B9) bench_b9 ;;
 	B10) bench_b10 ;;
+	B12) bench_b12 ;;
 	*)
 		if fault_known "$b"; then
 			bench_faults "$b"

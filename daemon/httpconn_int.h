@@ -61,6 +61,7 @@ struct smt_httpconn {
 	struct smt_jsonrender *render;
 	int render_status;
 	unsigned hold_ms;     /* WAIT_POLL, WAIT_LINES: at most this long */
+	int brief;            /* WAIT_POLL: answer with the hosts' digest (SMT_Q_BRIEF) */
 	/* A held GET /v1/lines: where from, and how much at most. */
 	uint64_t lines_from;
 	size_t lines_max;

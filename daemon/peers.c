@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "curluv.h"
@@ -30,6 +31,7 @@
 #include "peers.h"
 #include "smt_proto.h"
 #include "spawn.h"
+#include "strv.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
@@ -68,6 +70,7 @@ struct peer {
 	int ready;
 	int lost;
 	int mismatch;        /* answered, but belongs to another job */
+	int full_probe;      /* its hosts' digest differs: ask for the list itself */
 	int down;            /* the channel failed and is being re-opened */
 	int result_done;
 	int attempt_pending;  /* the next attempt is not confirmed yet */
@@ -104,6 +107,7 @@ struct smt_peers {
 	size_t results_pending;
 	char *result_json;
 	char **job_hosts;       /* our copy of cfg.job_hosts */
+	char hosts_digest[24];  /* of job_hosts, as a worker's brief status says it */
 	struct smt_logpipe *log; /* the channels' ssh messages */
 	char name[64];          /* prefix of the connections' abstract names */
 	char path[108];         /* the socket curl connects to (maybe through dirfd) */
@@ -160,7 +164,14 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 static void on_ssh_exit(void *arg, pid_t pid, int wstatus)
 {
 	(void)arg;
-	smt_debug("channel ssh %d ended (status 0x%x)", (int)pid, (unsigned)wstatus);
+	/* Spawned without waiting for its exec (spawn_ssh): a failed exec
+	 * is known only here.  ssh says the same of a remote command. */
+	if (WIFEXITED(wstatus) && (WEXITSTATUS(wstatus) == 126 || WEXITSTATUS(wstatus) == 127))
+		smt_warn("a channel's command could not be run (pid %d, exit status %d: %s)",
+			 (int)pid, WEXITSTATUS(wstatus),
+			 WEXITSTATUS(wstatus) == 127 ? "not found" : "not executable");
+	else
+		smt_debug("channel ssh %d ended (status 0x%x)", (int)pid, (unsigned)wstatus);
 }
 
 static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
@@ -188,8 +199,12 @@ static void spawn_ssh(struct smt_peers *ps, struct peer *p, int fd)
 		"dial-stdio",
 		NULL,
 	};
+	/* Not waiting for the exec: the leader opens a channel per worker at
+	 * once, and waiting for each child to be scheduled made 1000 of them
+	 * take minutes on a loaded machine (bench B12), past the probes'
+	 * timeout, whose retries then asked for more channels still. */
 	struct smt_spawn_opts so = { .argv = argv, .stdin_fd = fd, .stdout_fd = fd,
-				     .stderr_fd = smt_logpipe_fd(ps->log) };
+				     .stderr_fd = smt_logpipe_fd(ps->log), .no_wait = 1 };
 
 	rc = smt_spawn(&so, &pid);
 	if (pid > 0 && ps->cfg.reaper)
@@ -433,7 +448,11 @@ static void retry_later(struct peer *p)
 
 static void send_probe(struct peer *p)
 {
-	if (req_send(p, REQ_PROBE, SMT_PATH_STATUS, NULL, 15000, 0) < 0)
+	/* Brief: the host list, which grows with the job, comes as a digest;
+	 * the list itself only to say how it differs. */
+	const char *path = p->full_probe ? SMT_PATH_STATUS : SMT_PATH_STATUS "?" SMT_Q_BRIEF "=1";
+
+	if (req_send(p, REQ_PROBE, path, NULL, 15000, 0) < 0)
 		retry_later(p);
 }
 
@@ -446,8 +465,8 @@ static void send_probe_wait(struct peer *p)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%d",
-		 SMT_PATH_STATUS, p->generation, PRELAUNCH_WAIT_MS);
+	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%d&%s=1",
+		 SMT_PATH_STATUS, p->generation, PRELAUNCH_WAIT_MS, SMT_Q_BRIEF);
 	if (req_send(p, REQ_PROBE, path, NULL, PRELAUNCH_WAIT_MS * 2 + 1000, 0) < 0)
 		retry_later(p);
 }
@@ -477,24 +496,36 @@ static int hosts_differ(struct smt_peers *ps, json_t *hosts, char *what, size_t 
 	char theirs[512] = "", ours[512] = "";
 	int differ = n != ps->cfg.njob_hosts;
 
+	for (size_t i = 0; i < n && !differ; i++) {
+		json_t *h = json_array_get(hosts, i);
+		const char *name = json_is_object(h) ? json_string_value(json_object_get(h, SMT_F_HOST))
+						     : json_string_value(h);
+		if (name == NULL || strcmp(name, ps->cfg.job_hosts[i]) != 0)
+			differ = 1;
+	}
+	if (!differ)
+		return 0;
+	/* Only now the lists as text: per worker, that would be a walk of
+	 * every host's name for each of them. */
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(hosts, i);
 		const char *name = json_is_object(h) ? json_string_value(json_object_get(h, SMT_F_HOST))
 						     : json_string_value(h);
 		if (name == NULL)
 			name = "?";
-		if (i < ps->cfg.njob_hosts && strcmp(name, ps->cfg.job_hosts[i]) != 0)
-			differ = 1;
 		size_t l = strlen(theirs);
+		if (l + 1 >= sizeof(theirs))
+			break;
 		snprintf(theirs + l, sizeof(theirs) - l, "%s%s", i ? "," : "", name);
 	}
 	for (size_t i = 0; i < ps->cfg.njob_hosts; i++) {
 		size_t l = strlen(ours);
+		if (l + 1 >= sizeof(ours))
+			break;
 		snprintf(ours + l, sizeof(ours) - l, "%s%s", i ? "," : "", ps->cfg.job_hosts[i]);
 	}
-	if (differ)
-		snprintf(what, len, "its hosts are [%s], the leader's are [%s]", theirs, ours);
-	return differ;
+	snprintf(what, len, "its hosts are [%s], the leader's are [%s]", theirs, ours);
+	return 1;
 }
 
 static void probe_answer(struct peer *p, json_t *st)
@@ -503,9 +534,16 @@ static void probe_answer(struct peer *p, json_t *st)
 	const char *role = json_string_value(json_object_get(st, SMT_F_ROLE));
 	const char *leader = json_string_value(json_object_get(st, SMT_F_LEADER));
 	const char *state = json_string_value(json_object_get(st, SMT_F_STATE));
+	const char *digest = json_string_value(json_object_get(st, SMT_F_HOSTS_DIGEST));
 	char what[1200];
 
-	if (hosts_differ(ps, json_object_get(st, SMT_F_HOSTS), what, sizeof(what))) {
+	if (digest && strcmp(digest, ps->hosts_digest) != 0 && !p->full_probe) {
+		/* Another host list: fetch it, to say how it differs. */
+		p->full_probe = 1;
+		send_probe(p);
+		return;
+	}
+	if (!digest && hosts_differ(ps, json_object_get(st, SMT_F_HOSTS), what, sizeof(what))) {
 		p->mismatch = 1;
 		ps->ops->mismatch(ps->ctx, p->index, what);
 		return;
@@ -596,8 +634,8 @@ static void send_watch_fresh(struct peer *p, int fresh)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld",
-		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000));
+	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld&%s=1",
+		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000), SMT_Q_BRIEF);
 	/* An answer later than this means the channel is stuck. */
 	if (req_send(p, REQ_WATCH, path, NULL, (long)(p->ps->cfg.watch_timeout * 2000 + 1000),
 		     fresh) < 0)
@@ -947,6 +985,10 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
 		ps->job_hosts[i] = strdup(cfg->job_hosts[i]);
 	ps->cfg.job_hosts = (const char *const *)ps->job_hosts;
+	unsigned long long digest = SMT_DIGEST_INIT;
+	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
+		digest = smt_digest_add(digest, cfg->job_hosts[i]);
+	snprintf(ps->hosts_digest, sizeof(ps->hosts_digest), "%016llx", digest);
 	ps->cfg.hosts = NULL;
 	rc = ps->peers && ps->job_hosts ? smt_curluv_new(loop, &ps->cu) : -ENOMEM;
 	if (rc < 0) {

@@ -105,7 +105,7 @@ int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
 	else if ((find_err = -smt_spawn_find_program(o->argv[0], o->envp, NULL, found,
 						     sizeof(found))) != 0)
 		file = NULL;
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	if (!o->no_wait && pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 
 	/* Blocked across fork so that no handler of the daemon runs in the
@@ -118,8 +118,9 @@ int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
 	if (*pid < 0)
 		rc = -errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(fds[1]);
-	if (rc < 0)
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (rc < 0 || o->no_wait)
 		goto out;
 
 	/* The write end closes on a successful exec, so this read returns at
@@ -130,7 +131,8 @@ int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
 	if (n == (ssize_t)sizeof(err))
 		rc = -err;
 out:
-	close(fds[0]);
+	if (fds[0] >= 0)
+		close(fds[0]);
 	return rc;
 }
 

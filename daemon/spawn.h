@@ -32,10 +32,17 @@ struct smt_spawn_opts {
 				before its chdir and exec; a failure is its exec error */
 	uid_t uid;
 	gid_t gid;
+	int no_wait;         /* 1: return once forked, not after the exec: an exec
+				error is then only the child's exit status
+				(smt_spawn_exec_status).  For a caller starting
+				many children in a row (the leader's channels):
+				waiting for each exec costs two scheduling delays,
+				long on a loaded machine */
 };
 
 /*
- * Fork and exec.  Returns 0 with *PID set once the exec succeeded.  When
+ * Fork and exec.  Returns 0 with *PID set once the exec succeeded (with
+ * OPTS->no_wait: once forked).  When
  * the exec (or the chdir before it) fails, the child has already exited;
  * returns the child's errno, negated, with *PID still set so that the
  * caller's reaper collects it.  Returns another -errno with *PID = -1 when

@@ -73,3 +73,14 @@ int smt_strvbuf_addf(struct smt_strvbuf *b, const char *fmt, ...)
 	va_end(ap);
 	return smt_strvbuf_take(b, rc < 0 ? NULL : s);
 }
+
+unsigned long long smt_digest_add(unsigned long long h, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	do {
+		h ^= *p;
+		h *= 0x100000001b3ULL;
+	} while (*p++);
+	return h;
+}

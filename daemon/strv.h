@@ -32,4 +32,13 @@ int smt_strvbuf_addf(struct smt_strvbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int smt_strvbuf_take(struct smt_strvbuf *b, char *s);
 
+/*
+ * A digest of a list of strings, in order: FNV-1a (64 bits) over each
+ * string and its terminating NUL, started from SMT_DIGEST_INIT.  It tells
+ * two host lists apart without sending them; it is no defence against
+ * someone choosing the lists (the channel is already trusted).
+ */
+#define SMT_DIGEST_INIT 0xcbf29ce484222325ULL
+unsigned long long smt_digest_add(unsigned long long h, const char *s);
+
 #endif

@@ -64,6 +64,10 @@
 #define SMT_Q_WAIT    "wait"
 #define SMT_Q_TIMEOUT "timeout"
 #define SMT_Q_FROM    "from"
+/* GET /v1/status?brief=1 (the leader's probes and watches of a worker): the
+ * host list is replaced by SMT_F_HOSTS_DIGEST, so that what the leader
+ * reads and parses per answer does not grow with the job's hosts. */
+#define SMT_Q_BRIEF   "brief"
 #define SMT_Q_MAX     "max"
 #define SMT_LOGS_TAIL_DEFAULT 100
 #define SMT_LOGS_TAIL_MAX     100000
@@ -97,6 +101,7 @@
 #define SMT_F_TEXT         "text"
 #define SMT_F_TIME         "time"
 #define SMT_F_GENERATION   "generation"
+#define SMT_F_HOSTS_DIGEST "hosts_digest"
 #define SMT_F_PREFLIGHT    "preflight"
 /* A host's pre-launch result (daemon/prelaunch.h) and its checks. */
 #define SMT_F_ATTEMPT      "attempt"

@@ -15,6 +15,7 @@
 
 #include "httpconn.h"
 #include "smt_proto.h"
+#include "strv.h"
 
 struct fake {
 	int healthy, ready, has_job;
@@ -25,11 +26,18 @@ struct fake {
 	char post_body[256];
 	int leader_contacts;
 	int statuses;
+	int with_hosts;
 };
 
 static json_t *f_status(void *ctx)
 {
-	((struct fake *)ctx)->statuses++;
+	struct fake *f = ctx;
+
+	f->statuses++;
+	if (f->with_hosts)
+		return json_pack("{ss ss s[{ss sb} {ss sb}]}", SMT_F_ROLE, "worker", SMT_F_STATE,
+				 "running", SMT_F_HOSTS, SMT_F_HOST, "algo-1", SMT_F_READY, 1,
+				 SMT_F_HOST, "algo-2", SMT_F_READY, 0);
 	return json_pack("{ss ss}", SMT_F_ROLE, "leader", SMT_F_STATE, "running");
 }
 
@@ -193,6 +201,28 @@ static void test_status(void **state)
 	assert_string_equal(body, "{\"role\":\"leader\",\"state\":\"running\"}\n");
 	assert_false(smt_httpconn_closing(t->c));
 	assert_int_equal(t->stats.requests, 1);
+}
+
+/* ?brief=1 (the leader's probes and watches): the host list as its
+ * digest, the same the leader computes from its own list. */
+static void test_status_brief(void **state)
+{
+	struct t *t = *state;
+	unsigned long long d = smt_digest_add(smt_digest_add(SMT_DIGEST_INIT, "algo-1"), "algo-2");
+	char want[200];
+
+	t->f.with_hosts = 1;
+	feeds(t, "GET /v1/status?brief=1 HTTP/1.1\r\n\r\n");
+	assert_status(t, 200);
+	snprintf(want, sizeof(want),
+		 "{\"role\":\"worker\",\"state\":\"running\",\"hosts_digest\":\"%016llx\"}\n", d);
+	assert_string_equal(body_of(t), want);
+	/* Without it, the list itself. */
+	feeds(t, "GET /v1/status HTTP/1.1\r\n\r\n");
+	assert_has(body_of(t), "\"hosts\":[{\"host\":\"algo-1\",\"ready\":true}");
+	/* Another list, another digest. */
+	assert_true(d != smt_digest_add(smt_digest_add(SMT_DIGEST_INIT, "algo-1"), "algo-3"));
+	assert_true(d != smt_digest_add(SMT_DIGEST_INIT, "algo-1algo-2"));
 }
 
 static void test_health_ready(void **state)
@@ -922,6 +952,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_brief, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_health_ready, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
 		cmocka_unit_test(test_kill_denied),

@@ -1,0 +1,131 @@
+#!/bin/bash
+# bench/b12-inner.sh DIR N RUNS - B12's leader with N workers, run by
+# b12.sh inside `unshare --net --mount` (a private loopback and /run).
+# N worker smtd processes w1..wN on this machine; the leader's --ssh-path
+# is bench/b3shim.c as fakessh, which runs `smtctl dial-stdio` to the
+# worker's socket directly, so that no OpenSSH CPU hides smtd's own (B3f's
+# set-up).  Every worker is up before the leader starts.  Prints one line
+# per run of "key=value" pairs:
+#   ready    s      the leader's exec to its (stand-in) mpirun's exec
+#   cpu      s      the leader's own CPU (utime + stime) meanwhile
+#   cgcpu    s      the leader and its channel processes (a cpuacct cgroup)
+#   rss pss pd anon MiB  the leader's Rss, Pss, Private_Dirty and Anonymous
+#                   (smaps_rollup) with every channel open and idle, the job
+#                   running (Anonymous too: while a channel's process is
+#                   between fork and exec, the leader's dirty pages count
+#                   as shared)
+#   fds      count  the leader's open descriptors
+#   chan     count  the leader's channel processes (smtctl dial-stdio)
+#   chanpriv MiB    their private memory (Private_Clean + Private_Dirty), summed
+#   chanpd   MiB    their Private_Dirty, summed
+#   wk       1/s    the leader's wakeups (context switches) per second
+#                   over WK_SECS seconds of the idle running job
+#   chwk     1/s    the same summed over its channel processes
+set -u
+dir=$1 n=$2 runs=$3
+secs=${WK_SECS:-5}
+# The peer timeout: long enough that a loaded machine loses no worker
+# (it also sets the watch period: a third of it, at most 5 s).
+PT=${B12_PEER_TIMEOUT:-60}
+ip link set lo up
+mount -t tmpfs b12-run /run
+
+hosts_json() {
+	local k
+	printf '["leader"'
+	for ((k = 1; k <= n; k++)); do printf ',"w%d"' $k; done
+	printf ']'
+}
+hj=$(hosts_json)
+mkroot() {
+	mkdir -p "$dir/$1/ml/input/config" "$dir/$1/ml/output" "$dir/$1/ml/code"
+	printf '{"current_host": "%s", "hosts": %s, "network_interface_name": "lo"}\n' "$1" "$hj" \
+		>"$dir/$1/ml/input/config/resourceconfig.json"
+	echo '{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "1"}' \
+		>"$dir/$1/ml/input/config/hyperparameters.json"
+}
+
+# rollup PID: "RSS PSS PRIVATE_CLEAN PRIVATE_DIRTY ANONYMOUS" in kB.
+rollup() {
+	awk '/^Rss:/ { r = $2 } /^Pss:/ { p = $2 } /^Private_Clean:/ { c = $2 }
+	     /^Private_Dirty:/ { d = $2 } /^Anonymous:/ { a = $2 }
+	     END { print r + 0, p + 0, c + 0, d + 0, a + 0 }' "/proc/$1/smaps_rollup" 2>/dev/null
+}
+ctxt() {
+	awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ { s += $2 } END { print s + 0 }' \
+		"/proc/$1/status" 2>/dev/null || echo 0
+}
+# The leader's channel processes: its children that are smtctl (from every
+# process's stat: /proc/PID/task/PID/children missed most of them at 128
+# workers and more).
+channels() {
+	pgrep -P "$1" -x smtctl
+}
+
+for ((r = 1; r <= runs; r++)); do
+	pids=()
+	rm -f "$dir"/*.sock "$dir/t0" "$dir/t1"
+	for ((k = 1; k <= n; k++)); do
+		rm -rf "$dir/w$k"
+		mkroot "w$k"
+		"$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
+			--preload "$SMTD_PRELOAD" --peer-timeout "$PT" --current-host "w$k" -- /bin/true >"$dir/w$k.log" 2>&1 &
+		pids+=($!)
+	done
+	for ((k = 1; k <= n; k++)); do
+		for ((i = 0; i < 6000; i++)); do [ -S "$dir/w$k.sock" ] && break; sleep 0.01; done
+	done
+	echo "B12: $n workers up in $SECONDS s" >&2
+	sleep 1
+	rm -rf "$dir/leader"
+	mkroot leader
+	cg=/sys/fs/cgroup/cpuacct/smt-b12-$$-$r
+	mkdir "$cg" || { echo "B12: cannot make $cg" >&2; exit 1; }
+	(
+		echo $BASHPID >"$cg/tasks"
+		export B3_DIR=$dir STAMP_FILE=$dir/t1 STAMP_SLEEP=120
+		exec "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
+			--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
+			--peer-timeout "$PT" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
+	) >"$dir/leader.log" 2>&1 &
+	lp=$!
+	for ((i = 0; i < 6000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
+	cgcpu=$(awk '{ printf "%.3f", $1 / 1e9 }' "$cg/cpuacct.usage")
+	# Fields 14 and 15 of stat, after the command's parenthesis.
+	cpu=$(sed 's/.*) //' "/proc/$lp/stat" | awk -v t="$(getconf CLK_TCK)" '{ printf "%.3f", ($12 + $13) / t }')
+	if [ -s "$dir/t1" ]; then
+		ready=$(awk -v a="$(cat "$dir/t0")" -v b="$(head -1 "$dir/t1")" 'BEGIN { printf "%.3f", b - a }')
+		# Settled: every long poll out, the first answers in.
+		sleep 2
+		read -r rss pss pc pd anon < <(rollup $lp)
+		fds=$(ls "/proc/$lp/fd" | wc -l)
+		chs=$(channels $lp)
+		nch=0 cpriv=0 cpd=0 c0=0
+		for c in $chs; do
+			read -r a b cc dd e < <(rollup "$c")
+			[ -n "${dd:-}" ] || continue
+			nch=$((nch + 1)) cpriv=$((cpriv + cc + dd)) cpd=$((cpd + dd))
+			c0=$((c0 + $(ctxt "$c")))
+		done
+		l0=$(ctxt $lp)
+		sleep "$secs"
+		l1=$(ctxt $lp)
+		c1=0
+		for c in $chs; do c1=$((c1 + $(ctxt "$c"))); done
+		awk -v n=$n -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
+			-v fds=$fds -v nch=$nch -v cpriv=$cpriv -v cpd=$cpd -v l0=$l0 -v l1=$l1 -v c0=$c0 -v c1=$c1 -v s=$secs \
+			'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f\n",
+				n, ready, cpu, cg, rss / 1024, pss / 1024, pd / 1024, anon / 1024, fds, nch, cpriv / 1024, cpd / 1024,
+				(l1 - l0) / s, (c1 - c0) / s }'
+	else
+		echo "n=$n ready=-"
+		echo "B12: the leader did not launch with $n workers:" >&2
+		grep -v debug "$dir/leader.log" | tail -5 >&2
+	fi
+	cp "$dir/leader.log" "$dir/leader-$n-$r.log"
+	kill -KILL $lp "${pids[@]}" 2>/dev/null
+	wait $lp "${pids[@]}" 2>/dev/null
+	while read -r p; do kill -KILL "$p"; done <"$cg/tasks" 2>/dev/null
+	for ((i = 0; i < 500; i++)); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
+done
+exit 0
