@@ -593,6 +593,13 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 
 /* ---- the pre-launch phase ---- */
 
+/* The /dev/shm a host needs: --min-shm, else the default (0: no
+ * threshold) - for the preflight and for the words of a crash. */
+static long long min_shm(const struct smt_daemon *d)
+{
+	return d->opts->min_shm >= 0 ? d->opts->min_shm : SMT_MIN_SHM_DEFAULT;
+}
+
 /*
  * Do the ranks use PyTorch?  A launch that only runs PyTorch (torchrun,
  * SMDataParallel), or an image whose Python has torch (SM_DLC_TORCH_VERSION
@@ -645,8 +652,7 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 		.instance_type = smt_plan_instance_type(d->plan),
 		.gpu_check = d->opts->gpu_check != 0,
 		.efa_check = d->opts->efa_check != 0,
-		.min_shm = d->opts->min_shm >= 0 ? (uint64_t)d->opts->min_shm
-						  : (uint64_t)SMT_MIN_SHM_DEFAULT,
+		.min_shm = (uint64_t)min_shm(d),
 		/* Asked for, or PyTorch: an error; the default otherwise: a warning. */
 		.shm_fatal = d->opts->min_shm >= 0 || ranks_use_torch(d),
 		.min_free_disk = (uint64_t)d->opts->min_free_disk,
@@ -747,6 +753,7 @@ static int setup_job(struct smt_daemon *d)
 		.rank_log_dir = d->opts->rank_log_dir,
 		.progress = d->have_progress ? &d->progress : NULL,
 		.use_cgroup = d->opts->job_cgroup != SMT_JOB_CGROUP_NEVER,
+		.min_shm = min_shm(d),
 		.keep = smt_daemon_not_job,
 		.keep_arg = d,
 	};

@@ -518,7 +518,7 @@ static void rank_end_at(struct smt_hostjob *hj, struct rankproc *p, int wstatus,
 		/* What only this host can tell, now: /dev/shm, the OOM count. */
 		if (k->signo || k->exit_code > 0)
 			smt_crash_probe(&k->crash, k->signo, k->oom_base, "/proc", "/sys/fs/cgroup",
-					"/dev/shm");
+					"/dev/shm", hj->cfg.min_shm);
 		if (p->status < 0)
 			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank, (int)p->pid);
 		else if (WIFSIGNALED(p->status))
