@@ -662,12 +662,25 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 	if (d->opts->preflight_command &&
 	    smt_shellwords_split(d->opts->preflight_command, &command, &n, msg, sizeof(msg)) < 0)
 		return -EINVAL;
+	/* The command learns the attempt it checks for, as the ranks do; the
+	 * job's mark it must not carry (it is smtd's, not the job's). */
+	char *const *plan_env = smt_plan_envp(d->plan);
+	size_t nenv = smt_strv_len(plan_env);
+	char **envp = calloc(nenv + 2, sizeof(*envp));
+	if (!envp) {
+		smt_strv_free(command);
+		return -ENOMEM;
+	}
+	memcpy(envp, plan_env, nenv * sizeof(*envp));
+	envp[nenv] = d->restart_env;
 	struct smt_prelaunch_config cfg = {
 		.host = smt_plan_current_host(d->plan),
 		.attempt = attempt,
-		.envp = smt_plan_envp(d->plan),
+		.envp = envp,
 		.code_dir = smt_plan_workdir(d->plan),
-		.install_argv = d->opts->no_install ? NULL
+		/* Installed once, before attempt 0: what pip put in place is
+		 * still there for a restart (smtd(8), Restarts). */
+		.install_argv = d->opts->no_install || attempt > 0 ? NULL
 			: smt_install_argv(smt_plan_workdir(d->plan), smt_plan_program(d->plan)),
 		.builtin = &pc,
 		.command = command,
@@ -678,6 +691,7 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 	d->prelaunch_done = done;
 	rc = smt_prelaunch_start(&d->loop, d->reaper, &cfg, on_prelaunch_done, d, &d->prelaunch);
 	smt_strv_free(command);
+	free(envp);
 	if (rc == 0)
 		smt_daemon_preflight_set(d, cfg.host, smt_prelaunch_result(d->prelaunch));
 	return rc;
