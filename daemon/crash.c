@@ -133,7 +133,7 @@ int smt_crash_shm_tight(const struct smt_crash *c)
 	if (c->shm_size <= 0)
 		return 0;
 	return c->shm_used * 100 > c->shm_size * SMT_CRASH_SHM_FULL_PCT ||
-	       c->shm_size < SMT_CRASH_MIN_SHM;
+	       (c->shm_min > 0 && c->shm_size < c->shm_min);
 }
 
 /* "KEY N" in a /proc file of such lines (vmstat, meminfo). */
@@ -185,13 +185,14 @@ static void probe_memory(struct smt_crash *c, const char *proc, const char *sysf
 }
 
 void smt_crash_probe(struct smt_crash *c, int signo, long oom_base, const char *proc,
-		     const char *sysfs, const char *shm_path)
+		     const char *sysfs, const char *shm_path, long long min_shm)
 {
 	struct statvfs sv;
 
 	if (statvfs(shm_path, &sv) == 0 && sv.f_blocks > 0) {
 		c->shm_size = (long long)sv.f_blocks * (long long)sv.f_frsize;
 		c->shm_used = (long long)(sv.f_blocks - sv.f_bfree) * (long long)sv.f_frsize;
+		c->shm_min = min_shm > 0 ? min_shm : 0;
 	}
 	if (signo == SIGKILL && oom_base >= 0) {
 		long now = smt_crash_oom_count(proc, sysfs);
@@ -219,6 +220,8 @@ void smt_crash_to_json(const struct smt_crash *c, json_t *o)
 	if (c->shm_size > 0) {
 		json_object_set_new(o, SMT_F_SHM_SIZE, json_integer(c->shm_size));
 		json_object_set_new(o, SMT_F_SHM_USED, json_integer(c->shm_used));
+		if (c->shm_min > 0)
+			json_object_set_new(o, SMT_F_SHM_MIN, json_integer(c->shm_min));
 	}
 	if (c->bus_error)
 		json_object_set_new(o, SMT_F_BUS_ERROR, json_true());
@@ -246,6 +249,7 @@ void smt_crash_from_json(struct smt_crash *c, json_t *o)
 	c->limit_cgroup = of && !strcmp(of, "cgroup");
 	c->shm_size = nonneg(o, SMT_F_SHM_SIZE);
 	c->shm_used = nonneg(o, SMT_F_SHM_USED);
+	c->shm_min = nonneg(o, SMT_F_SHM_MIN);
 	if (c->shm_used > c->shm_size)
 		c->shm_used = c->shm_size;
 }

@@ -8,11 +8,11 @@
  *   where    the innermost frame of the crashing thread in the Python
  *            faulthandler dump the rank wrote to its stderr (every Python
  *            rank runs with PYTHONFAULTHANDLER=1): "load_batch (train.py:8)"
- *   shm      the size and use of /dev/shm when a rank failed: a full one
- *            is the usual cause of a SIGBUS in the rank or in a child of
- *            it that it then reports, as PyTorch's DataLoader does ("...
- *            is killed by signal: Bus error"); BUS_ERROR says its output
- *            told of one
+ *   shm      the size and use of /dev/shm when a rank failed, and the
+ *            --min-shm of its host: a full or small one is the usual cause
+ *            of a SIGBUS in the rank or in a child of it that it then
+ *            reports, as PyTorch's DataLoader does ("... is killed by
+ *            signal: Bus error"); BUS_ERROR says its output told of one
  *   oom      whether an OOM record (the memory cgroup's oom_kill counter,
  *            else the host's, /proc/vmstat) rose while the rank ran, the
  *            rank's peak memory (its launcher's wait gives ru_maxrss) and
@@ -27,9 +27,6 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* A /dev/shm smaller than this is too small for PyTorch's DataLoader (the
- * one place this threshold lives until the preflight has --min-shm). */
-#define SMT_CRASH_MIN_SHM (1024LL * 1024 * 1024)
 /* More used than this, in percent, is full. */
 #define SMT_CRASH_SHM_FULL_PCT 90
 
@@ -43,6 +40,7 @@ struct smt_crash {
 	int limit_cgroup;        /* LIMIT_BYTES is its cgroup's (else the host's) */
 	long long shm_size;      /* /dev/shm at its end, bytes; 0 unknown */
 	long long shm_used;
+	long long shm_min;       /* its host's --min-shm, bytes; 0: off (only the use counts) */
 	int bus_error;           /* its stderr told of a bus error (a child's SIGBUS) */
 };
 
@@ -65,7 +63,7 @@ void smt_crash_where(const char *text, size_t len, char out[SMT_CRASH_WHERE_MAX 
 char *smt_crash_dump_order(const char *text, size_t len);
 
 /* Whether the shm facts explain a SIGBUS: more than SMT_CRASH_SHM_FULL_PCT
- * used, or smaller than SMT_CRASH_MIN_SHM.  Pure. */
+ * used, or smaller than SHM_MIN when that is not 0.  Pure. */
 int smt_crash_shm_tight(const struct smt_crash *c);
 
 /* The OOM kills counted so far where smtd can see them: its memory
@@ -75,13 +73,14 @@ long smt_crash_oom_count(const char *proc, const char *sysfs);
 
 /*
  * Fill the host's facts at the end of a rank that failed, killed by SIGNO
- * (0: it exited with a code): /dev/shm (SHM_PATH); for SIGKILL, whether
+ * (0: it exited with a code): /dev/shm (SHM_PATH) and MIN_SHM, the host's
+ * --min-shm in bytes (0: off); for SIGKILL, whether
  * the OOM count rose above OOM_BASE (smt_crash_oom_count at the rank's
  * start, -1 unknown) and the memory limit (smtd's cgroup's, else
  * MemTotal).
  */
 void smt_crash_probe(struct smt_crash *c, int signo, long oom_base, const char *proc,
-		     const char *sysfs, const char *shm_path);
+		     const char *sysfs, const char *shm_path, long long min_shm);
 
 /* Add C's known facts to the rank object O; take them back from one. */
 void smt_crash_to_json(const struct smt_crash *c, json_t *o);

@@ -593,6 +593,13 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 
 /* ---- the pre-launch phase ---- */
 
+/* The /dev/shm a host needs: --min-shm, else the default (0: no
+ * threshold) - for the preflight and for the words of a crash. */
+static long long min_shm(const struct smt_daemon *d)
+{
+	return d->opts->min_shm >= 0 ? d->opts->min_shm : SMT_MIN_SHM_DEFAULT;
+}
+
 /*
  * Do the ranks use PyTorch?  A launch that only runs PyTorch (torchrun,
  * SMDataParallel), or an image whose Python has torch (SM_DLC_TORCH_VERSION
@@ -645,8 +652,7 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 		.instance_type = smt_plan_instance_type(d->plan),
 		.gpu_check = d->opts->gpu_check != 0,
 		.efa_check = d->opts->efa_check != 0,
-		.min_shm = d->opts->min_shm >= 0 ? (uint64_t)d->opts->min_shm
-						  : (uint64_t)SMT_MIN_SHM_DEFAULT,
+		.min_shm = (uint64_t)min_shm(d),
 		/* Asked for, or PyTorch: an error; the default otherwise: a warning. */
 		.shm_fatal = d->opts->min_shm >= 0 || ranks_use_torch(d),
 		.min_free_disk = (uint64_t)d->opts->min_free_disk,
@@ -656,12 +662,25 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 	if (d->opts->preflight_command &&
 	    smt_shellwords_split(d->opts->preflight_command, &command, &n, msg, sizeof(msg)) < 0)
 		return -EINVAL;
+	/* The command learns the attempt it checks for, as the ranks do; the
+	 * job's mark it must not carry (it is smtd's, not the job's). */
+	char *const *plan_env = smt_plan_envp(d->plan);
+	size_t nenv = smt_strv_len(plan_env);
+	char **envp = calloc(nenv + 2, sizeof(*envp));
+	if (!envp) {
+		smt_strv_free(command);
+		return -ENOMEM;
+	}
+	memcpy(envp, plan_env, nenv * sizeof(*envp));
+	envp[nenv] = d->restart_env;
 	struct smt_prelaunch_config cfg = {
 		.host = smt_plan_current_host(d->plan),
 		.attempt = attempt,
-		.envp = smt_plan_envp(d->plan),
+		.envp = envp,
 		.code_dir = smt_plan_workdir(d->plan),
-		.install_argv = d->opts->no_install ? NULL
+		/* Installed once, before attempt 0: what pip put in place is
+		 * still there for a restart (smtd(8), Restarts). */
+		.install_argv = d->opts->no_install || attempt > 0 ? NULL
 			: smt_install_argv(smt_plan_workdir(d->plan), smt_plan_program(d->plan)),
 		.builtin = &pc,
 		.command = command,
@@ -672,6 +691,7 @@ int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 	d->prelaunch_done = done;
 	rc = smt_prelaunch_start(&d->loop, d->reaper, &cfg, on_prelaunch_done, d, &d->prelaunch);
 	smt_strv_free(command);
+	free(envp);
 	if (rc == 0)
 		smt_daemon_preflight_set(d, cfg.host, smt_prelaunch_result(d->prelaunch));
 	return rc;
@@ -747,6 +767,7 @@ static int setup_job(struct smt_daemon *d)
 		.rank_log_dir = d->opts->rank_log_dir,
 		.progress = d->have_progress ? &d->progress : NULL,
 		.use_cgroup = d->opts->job_cgroup != SMT_JOB_CGROUP_NEVER,
+		.min_shm = min_shm(d),
 		.keep = smt_daemon_not_job,
 		.keep_arg = d,
 	};

@@ -127,9 +127,8 @@ int smt_daemon_oom(struct smt_daemon *d);
  * current attempt is launched here (once per attempt: the marked line, its
  * record).  smt_daemon_next_attempt: the current attempt is over here,
  * SUMMARY says why; its record is closed and the job here waits for the
- * next launch (hostjob.h), with SMTD_RESTART_COUNT one more.  This is the
- * one place that runs before each further attempt: what must be checked
- * again before it (a preflight) belongs here.  0 or -errno.
+ * next launch (hostjob.h), with SMTD_RESTART_COUNT one more; the role then
+ * runs this host's preflight for it (smt_daemon_prelaunch).  0 or -errno.
  */
 void smt_daemon_attempt_starts(struct smt_daemon *d);
 int smt_daemon_next_attempt(struct smt_daemon *d, const char *summary);
@@ -138,10 +137,11 @@ int smt_daemon_next_attempt(struct smt_daemon *d, const char *summary);
 char *smt_daemon_failure_text(struct smt_daemon *d, const char *text);
 /*
  * The pre-launch phase of this host for attempt ATTEMPT (0, then one per
- * restart): built-in checks, the install of the code directory, the
- * preflight command (prelaunch.h), configured from the plan; a phase still
- * running is ended first.  DONE(d, passed) is called from the loop; the
- * result is in d->preflight under this host's name.  0 or -errno.
+ * restart): built-in checks, the install of the code directory (attempt 0
+ * only: the code is installed once), the preflight command with
+ * SMTD_RESTART_COUNT (prelaunch.h), configured from the plan; a phase
+ * still running is ended first.  DONE(d, passed) is called from the loop;
+ * the result is in d->preflight under this host's name.  0 or -errno.
  */
 int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 			 void (*done)(struct smt_daemon *d, int passed));

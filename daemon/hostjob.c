@@ -518,7 +518,7 @@ static void rank_end_at(struct smt_hostjob *hj, struct rankproc *p, int wstatus,
 		/* What only this host can tell, now: /dev/shm, the OOM count. */
 		if (k->signo || k->exit_code > 0)
 			smt_crash_probe(&k->crash, k->signo, k->oom_base, "/proc", "/sys/fs/cgroup",
-					"/dev/shm");
+					"/dev/shm", hj->cfg.min_shm);
 		if (p->status < 0)
 			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank, (int)p->pid);
 		else if (WIFSIGNALED(p->status))
@@ -754,6 +754,12 @@ static void on_cmd_exit(void *arg, pid_t pid, int wstatus)
 		 hj->st.exited ? "exit code" : "signal", hj->st.exited ? hj->st.code : hj->st.signo);
 	if (hj->cmd_rank0) {
 		struct rankproc *p = proc_of(hj, 0);
+		struct smt_rank *k = smt_ranks_get(hj->ranks, 0, NULL, 0);
+		long long maxrss_kb = smt_reaper_maxrss(hj->cfg.reaper);
+
+		/* No launcher measured it: our own wait did. */
+		if (k && maxrss_kb > 0)
+			k->crash.mem_kb = maxrss_kb;
 		if (p)
 			rank_end(hj, p, wstatus);
 	}

@@ -184,24 +184,29 @@ static void on_restart_timer(uv_timer_t *t)
 	launch(d);
 }
 
-/* Every host confirmed: its part of the last attempt is over, and it is
- * ready for the next.  The next launch, after --restart-delay. */
+static void maybe_launch(struct smt_daemon *d);
+static void leader_prelaunch_done(struct smt_daemon *d, int passed);
+
+/* Every worker confirmed: its part of the last attempt is over, and its
+ * preflight for the next one passed.  The launch once this host's passed
+ * too (maybe_launch), after --restart-delay. */
 static void on_attempt_ready(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 	struct leader *l = L(d);
-	double delay = smt_restart_delay(d->restart);
 
 	if (!l->restarting || l->results_sent || d->closing)
 		return;
-	smt_info("every host is ready for attempt %d%s", smt_restart_attempt(d->restart) + 1,
-		 delay > 0 ? "; waiting --restart-delay" : "");
-	uv_timer_start(&l->restart_timer, on_restart_timer, (uint64_t)(delay * 1000), 0);
+	l->all_ready = 1;
+	maybe_launch(d);
 }
 
 /*
  * The next attempt begins: this host's part of the last one is forgotten
- * and every worker is asked to do the same (on_attempt_ready next).  From
+ * and every worker is asked to do the same, each host then running its
+ * preflight again (SPEC §16; not the install: the code is installed once),
+ * the workers' results coming back in the answers (peers.h); the launch
+ * once every host passed (on_attempt_ready, maybe_launch).  From
  * the loop, not from inside the last attempt's end: the events still on
  * their way through the call stack (the command's exit after its rank's)
  * belong to the last attempt.
@@ -238,7 +243,17 @@ static void on_restart_begin(uv_timer_t *t)
 		return;
 	}
 	l->job_over = l->ending = l->launched = 0;
+	l->prelaunch_done = l->all_ready = 0;
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_PEERS);
+	if (smt_daemon_prelaunch(d, smt_restart_attempt(d->restart), leader_prelaunch_done) < 0) {
+		char *text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot start the preflight of "
+					      "attempt %d", smt_restart_attempt(d->restart) + 1);
+		l->restarting = 0;
+		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
+		free(text);
+		free(summary);
+		return;
+	}
 	msg = json_pack("{s:i, s:s}", SMT_F_ATTEMPT, smt_restart_attempt(d->restart), SMT_F_FAILURE,
 			summary ? summary : "");
 	free(summary);
@@ -592,6 +607,16 @@ static void maybe_launch(struct smt_daemon *d)
 		return;
 	}
 	smt_daemon_preflight_write(d);
+	if (l->restarting) {
+		double delay = smt_restart_delay(d->restart);
+
+		if (uv_is_active((uv_handle_t *)&l->restart_timer))
+			return;
+		smt_info("every host is ready for attempt %d%s", smt_restart_attempt(d->restart) + 1,
+			 delay > 0 ? "; waiting --restart-delay" : "");
+		uv_timer_start(&l->restart_timer, on_restart_timer, (uint64_t)(delay * 1000), 0);
+		return;
+	}
 	launch(d);
 }
 
@@ -607,26 +632,40 @@ static void leader_prelaunch_done(struct smt_daemon *d, int passed)
 	maybe_launch(d);
 }
 
-/* A worker's status carries its pre-launch result: kept, and a failure
- * ends the job. */
-static void worker_prelaunch(struct smt_daemon *d, const char *host, json_t *status)
+/* HOST's pre-launch result (borrowed): kept, and a failure ends the job. */
+static void host_prelaunch(struct smt_daemon *d, const char *host, json_t *mine)
 {
-	json_t *list = json_object_get(status, SMT_F_PREFLIGHT), *mine = NULL, *r;
-	const char *state;
-	size_t i;
-
-	json_array_foreach(list, i, r)
-		if (json_is_object(r) &&
-		    strcmp(json_string_value(json_object_get(r, SMT_F_HOST)) ?: "", host) == 0)
-			mine = r;
-	if (!mine)
-		return;
-	state = json_string_value(json_object_get(mine, SMT_F_STATE));
+	const char *state = json_string_value(json_object_get(mine, SMT_F_STATE));
 	json_t *known = d->preflight ? json_object_get(d->preflight, host) : NULL;
+
 	if (!json_equal(known, mine))
 		smt_daemon_preflight_set(d, host, mine);
 	if (state && strcmp(state, "failed") == 0)
 		prelaunch_failed(d, json_string_value(json_object_get(mine, SMT_F_FAILURE)));
+}
+
+/* A worker's status carries its pre-launch result. */
+static void worker_prelaunch(struct smt_daemon *d, const char *host, json_t *status)
+{
+	json_t *list = json_object_get(status, SMT_F_PREFLIGHT), *r;
+	size_t i;
+
+	json_array_foreach(list, i, r)
+		if (json_is_object(r) &&
+		    strcmp(json_string_value(json_object_get(r, SMT_F_HOST)) ?: "", host) == 0) {
+			host_prelaunch(d, host, r);
+			return;
+		}
+}
+
+/* Worker I's preflight for the next attempt ended: its answer to the
+ * attempt's request. */
+static void on_attempt_preflight(void *ctx, size_t i, json_t *result)
+{
+	struct smt_daemon *d = ctx;
+
+	if (L(d)->restarting)
+		host_prelaunch(d, smt_peers_host(L(d)->peers, i), result);
 }
 
 static void on_all_ready(void *ctx)
@@ -707,7 +746,9 @@ static void on_news(void *ctx, size_t i, json_t *status)
 	size_t k;
 	json_t *o;
 
-	if (!l->launched)
+	/* Before a further attempt the answers to its request carry the
+	 * workers' results (on_attempt_preflight), not the status. */
+	if (!l->launched && !l->restarting)
 		worker_prelaunch(d, host, status);
 	/* News of another attempt than the one running (the last one's, on
 	 * its way while the next began) says nothing of this one. */
@@ -770,6 +811,7 @@ static const struct smt_peers_ops peers_ops = {
 	.news = on_news,
 	.results_delivered = on_results_delivered,
 	.attempt_ready = on_attempt_ready,
+	.attempt_preflight = on_attempt_preflight,
 	.batch = on_batch,
 	.final = on_final,
 };

@@ -74,6 +74,8 @@ struct peer {
 	int down;            /* the channel failed and is being re-opened */
 	int result_done;
 	int attempt_pending;  /* the next attempt is not confirmed yet */
+	unsigned attempt_asks; /* ... asked again: its preflight ran */
+	uv_timer_t attempt_retry;
 	unsigned attempt;
 	json_int_t generation;
 	uv_timer_t retry;
@@ -101,6 +103,7 @@ struct smt_peers {
 	int watching;           /* the long polls are out */
 	size_t attempts_pending;
 	json_int_t attempt;     /* the job's attempt, named in every end message */
+	char *attempt_json;     /* the next attempt's request, asked again */
 	int sending_result;
 	int closing;
 	int handles_open;
@@ -663,14 +666,45 @@ static void send_result(struct peer *p)
 
 /* ---- the next attempt ---- */
 
-/* A worker confirmed that its part of the attempt is over and that it is
- * ready for the next one - or could not: then it is lost to the job. */
-static void attempt_answer(struct peer *p, const char *why)
+/* The worker's preflight for the next attempt runs: the same request
+ * again this soon, doubling up to the most. */
+#define ATTEMPT_ASK_MS 20
+#define ATTEMPT_ASK_MAX_MS 320
+
+static void attempt_answer(struct peer *p, const char *why, json_t *st);
+
+static void on_attempt_retry(uv_timer_t *t)
+{
+	struct peer *p = t->data;
+	struct smt_peers *ps = p->ps;
+
+	if (ps->closing || p->lost || !p->attempt_pending || ps->sending_result)
+		return;
+	if (req_send(p, REQ_ATTEMPT, SMT_PATH_ATTEMPT, ps->attempt_json, 10000, 0) < 0)
+		attempt_answer(p, "out of memory", NULL);
+}
+
+/* A worker confirmed that its part of the attempt is over and told how its
+ * preflight for the next one went (or goes: asked again) - or could not
+ * take it: then it is lost to the job. */
+static void attempt_answer(struct peer *p, const char *why, json_t *st)
 {
 	struct smt_peers *ps = p->ps;
+	json_t *pf = json_object_get(st, SMT_F_PREFLIGHT);
+	const char *state = json_string_value(json_object_get(pf, SMT_F_STATE));
 
 	if (!p->attempt_pending)
 		return;
+	if (!why[0] && state && strcmp(state, "running") == 0) {
+		uint64_t ms = ATTEMPT_ASK_MS;
+
+		for (unsigned i = 0; i < p->attempt_asks && ms < ATTEMPT_ASK_MAX_MS; i++)
+			ms *= 2;
+		p->attempt_asks++;
+		uv_timer_start(&p->attempt_retry, on_attempt_retry,
+			       ms < ATTEMPT_ASK_MAX_MS ? ms : ATTEMPT_ASK_MAX_MS, 0);
+		return;
+	}
 	p->attempt_pending = 0;
 	if (why[0]) {
 		char text[200];
@@ -679,6 +713,11 @@ static void attempt_answer(struct peer *p, const char *why)
 		ps->ops->lost(ps->ctx, p->index, text);
 		return;
 	}
+	if (json_is_object(pf) && ps->ops->attempt_preflight)
+		ps->ops->attempt_preflight(ps->ctx, p->index, pf);
+	/* A failed preflight ends the job: the leader's word, not a launch. */
+	if (state && strcmp(state, "failed") == 0)
+		return;
 	if (--ps->attempts_pending == 0 && ps->ops->attempt_ready)
 		ps->ops->attempt_ready(ps->ctx);
 }
@@ -690,6 +729,8 @@ int smt_peers_next_attempt(struct smt_peers *ps, json_t *body)
 	if (!text)
 		return -ENOMEM;
 	ps->attempt = json_integer_value(json_object_get(body, SMT_F_ATTEMPT));
+	free(ps->attempt_json);
+	ps->attempt_json = text;
 	ps->attempts_pending = 1;  /* held until every request is out */
 	for (size_t i = 0; i < ps->n; i++) {
 		struct peer *p = &ps->peers[i];
@@ -700,13 +741,13 @@ int smt_peers_next_attempt(struct smt_peers *ps, json_t *body)
 		p->lines_eof = 0;
 		p->lines_acked = 0;
 		p->attempt_pending = 1;
+		p->attempt_asks = 0;
 		ps->attempts_pending++;
 		if (req_send(p, REQ_ATTEMPT, SMT_PATH_ATTEMPT, text, 10000, 0) < 0) {
 			p->attempt_pending = 0;
 			ps->attempts_pending--;
 		}
 	}
-	free(text);
 	if (--ps->attempts_pending == 0 && ps->ops->attempt_ready)
 		ps->ops->attempt_ready(ps->ctx);
 	return 0;
@@ -833,7 +874,8 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 		snprintf(why, sizeof(why), "HTTP %ld", code);
 	else
 		why[0] = '\0';
-	if (!why[0] && smt_dynbuf_len(&r->body) && (r->kind == REQ_PROBE || r->kind == REQ_WATCH)) {
+	if (!why[0] && smt_dynbuf_len(&r->body) &&
+	    (r->kind == REQ_PROBE || r->kind == REQ_WATCH || r->kind == REQ_ATTEMPT)) {
 		st = json_loads(smt_dynbuf_ptr(&r->body), 0, NULL);
 		if (!json_is_object(st)) {
 			snprintf(why, sizeof(why), "the answer is not a JSON object");
@@ -909,7 +951,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 		result_settled(p);
 		break;
 	case REQ_ATTEMPT:
-		attempt_answer(p, why);
+		attempt_answer(p, why, st);
 		break;
 	}
 	json_decref(st);
@@ -927,6 +969,7 @@ static void free_copies(struct smt_peers *ps)
 	free(ps->job_hosts);
 	free(ps->peers);
 	free(ps->result_json);
+	free(ps->attempt_json);
 	free(ps);
 }
 
@@ -1018,8 +1061,9 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		uv_timer_init(loop, &p->retry);
 		uv_timer_init(loop, &p->lost_timer);
 		uv_timer_init(loop, &p->lines_retry);
-		p->retry.data = p->lost_timer.data = p->lines_retry.data = p;
-		ps->handles_open += 3;
+		uv_timer_init(loop, &p->attempt_retry);
+		p->retry.data = p->lost_timer.data = p->lines_retry.data = p->attempt_retry.data = p;
+		ps->handles_open += 4;
 	}
 	*out = ps;
 	if (ps->n == 0) {
@@ -1167,7 +1211,8 @@ void smt_peers_close(struct smt_peers *ps)
 		uv_close((uv_handle_t *)&p->retry, handle_closed);
 		uv_close((uv_handle_t *)&p->lost_timer, handle_closed);
 		uv_close((uv_handle_t *)&p->lines_retry, handle_closed);
-		p->retry.data = p->lost_timer.data = p->lines_retry.data = ps;
+		uv_close((uv_handle_t *)&p->attempt_retry, handle_closed);
+		p->retry.data = p->lost_timer.data = p->lines_retry.data = p->attempt_retry.data = ps;
 	}
 	smt_curluv_close(ps->cu);
 	uv_close((uv_handle_t *)&ps->listener, handle_closed);

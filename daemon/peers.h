@@ -63,9 +63,14 @@ struct smt_peers_ops {
 	void (*final)(void *ctx, size_t i, json_t *final);
 	/* Worker I knows its end of output arrived. */
 	void (*acked)(void *ctx, size_t i);
-	/* Every worker not lost confirmed the next attempt (a worker that
-	 * refused it or could not be reached is ops->lost). */
+	/* Every worker not lost confirmed the next attempt, its preflight for
+	 * it passed (a worker that refused it or could not be reached is
+	 * ops->lost). */
 	void (*attempt_ready)(void *ctx);
+	/* Worker I's preflight for the next attempt ended: RESULT (borrowed)
+	 * is its pre-launch result (prelaunch.h), passed or failed; after a
+	 * failure ops->attempt_ready never comes. */
+	void (*attempt_preflight)(void *ctx, size_t i, json_t *result);
 };
 
 struct smt_peers_config {
@@ -95,11 +100,15 @@ void smt_peers_launched(struct smt_peers *ps);
 
 /*
  * The job's next attempt (SPEC §15): POST BODY (borrowed) to
- * SMT_PATH_ATTEMPT of every worker not lost; each answers once its part of
- * the attempt is over and it is ready for the next launch.  Its output
- * goes on after its end (ops->final comes again).  ops->attempt_ready
- * when all answered.  Then smt_peers_launched again: the long polls and
- * the channels stay as they are.  0 or -ENOMEM.
+ * SMT_PATH_ATTEMPT of every worker not lost; each takes it once its part
+ * of the attempt is over, and starts its preflight for the next one (SPEC
+ * §16).  Its answer carries that preflight's result ("preflight"); while
+ * it says "running", the same request is sent again, after 20 ms doubling
+ * to at most 320 ms, and the worker answers with how far it got.  Its
+ * output goes on after its end (ops->final comes again).
+ * ops->attempt_preflight for each result, ops->attempt_ready when every
+ * worker's passed.  Then smt_peers_launched again: the long polls and the
+ * channels stay as they are.  0 or -ENOMEM.
  */
 int smt_peers_next_attempt(struct smt_peers *ps, json_t *body);
 

@@ -1,4 +1,4 @@
-/* reaper.c - SIGCHLD as a loop event, waitpid(-1) in one place. */
+/* reaper.c - SIGCHLD as a loop event, wait4(-1) in one place. */
 #include "config.h"
 
 #include <errno.h>
@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ struct smt_reaper {
 	smt_reaper_any_cb any_cb;
 	void *any_arg;
 	int closing_handles;
+	long long maxrss_kb;   /* the process being reported, in its callback */
 };
 
 /* SIGCHLD keeps the loop alive exactly while someone waits for a child. */
@@ -67,7 +69,9 @@ void smt_reaper_reap(struct smt_reaper *r)
 {
 	for (;;) {
 		int wstatus;
-		pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+		struct rusage ru;
+		/* wait4: the peak memory comes with the status, and only then. */
+		pid_t pid = wait4(-1, &wstatus, WNOHANG, &ru);
 
 		if (pid < 0 && errno == EINTR)
 			continue;
@@ -79,12 +83,19 @@ void smt_reaper_reap(struct smt_reaper *r)
 			void *arg = w->arg;
 			free(w);
 			update_ref(r);
+			r->maxrss_kb = ru.ru_maxrss;
 			cb(arg, pid, wstatus);
+			r->maxrss_kb = 0;
 			continue;
 		}
 		if (r->any_cb)
 			r->any_cb(r->any_arg, pid, wstatus);
 	}
+}
+
+long long smt_reaper_maxrss(const struct smt_reaper *r)
+{
+	return r->maxrss_kb;
 }
 
 static void on_sigchld(uv_signal_t *h, int signum)

@@ -5,7 +5,7 @@
  * (PR_SET_CHILD_SUBREAPER), so orphans of the job - a daemonized orted,
  * ranks left behind by a killed mpirun - are re-parented to it.  The reaper
  * takes SIGCHLD as a loop event and reaps every child with
- * waitpid(-1, WNOHANG), started by smtd or adopted.  Whoever wants a
+ * wait4(-1, WNOHANG), started by smtd or adopted.  Whoever wants a
  * child's exit status registers its PID with smt_reaper_watch right after
  * starting it, in the same loop callback: a child cannot be reaped before
  * that, as reaping happens only on a loop event.  Nothing about a reaped
@@ -35,6 +35,11 @@ void smt_reaper_set_any(struct smt_reaper *r, smt_reaper_any_cb cb, void *arg);
  */
 int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *arg);
 void smt_reaper_unwatch(struct smt_reaper *r, pid_t pid);
+
+/* Inside a watcher's callback: the peak resident memory of the process
+ * reported, in KiB (wait4's ru_maxrss: it, or a descendant it reaped
+ * itself); 0 elsewhere or when unknown. */
+long long smt_reaper_maxrss(const struct smt_reaper *r);
 
 /* Nonzero while PID is a child somebody watches (one smtd started). */
 int smt_reaper_watched(const struct smt_reaper *r, pid_t pid);

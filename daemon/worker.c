@@ -582,11 +582,25 @@ static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
 	return 200;
 }
 
+static void worker_prelaunch_done(struct smt_daemon *d, int passed);
+
+/* The answer to the attempt's request: the attempt, and how far this
+ * host's preflight for it got ("running": the leader asks again). */
+static json_t *attempt_reply(struct smt_daemon *d)
+{
+	json_t *pf = smt_prelaunch_result(d->prelaunch);
+
+	return json_pack("{s:i, s:o?}", SMT_F_ATTEMPT, smt_restart_attempt(d->restart),
+			 SMT_F_PREFLIGHT, pf ? json_deep_copy(pf) : NULL);
+}
+
 /*
  * The leader starts the job's next attempt (SPEC §15): this host's part of
  * the last one must be over - its answer is the confirmation - and the
  * job here waits for the next launch as it did for the first, the leader's
- * channels as they are.
+ * channels as they are.  This host's preflight runs again first (SPEC
+ * §16); the leader asks again with the same request until the answer says
+ * it ended, and launches only when it passed everywhere.
  */
 static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
 {
@@ -595,6 +609,11 @@ static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
 	const char *summary = json_string_value(json_object_get(body, SMT_F_FAILURE));
 	int attempt = (int)json_integer_value(ja), rc;
 
+	if (json_is_integer(ja) && attempt > 0 && attempt == smt_restart_attempt(d->restart) &&
+	    !w->launched && !smt_state_is_final(d->state)) {
+		*reply = attempt_reply(d);
+		return 200;
+	}
 	if (!json_is_integer(ja) || attempt != smt_restart_attempt(d->restart) + 1) {
 		*reply = json_pack("{s:s}", SMT_F_ERROR, "attempt must be the one after this host's");
 		return 400;
@@ -614,10 +633,16 @@ static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
 	uv_timer_stop(&w->end_timer);
 	uv_timer_stop(&w->contact_timer);
 	w->job_over = w->acked = w->launched = 0;
+	w->prelaunch_passed = 0;
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_LEADER);
 	/* The leader has --wait-timeout to launch it, as the first. */
 	uv_timer_again(&w->wait_timer);
-	*reply = json_pack("{s:i}", SMT_F_ATTEMPT, attempt);
+	rc = smt_daemon_prelaunch(d, attempt, worker_prelaunch_done);
+	if (rc < 0) {
+		*reply = json_pack("{s:s}", SMT_F_ERROR, strerror(-rc));
+		return 500;
+	}
+	*reply = attempt_reply(d);
 	return 200;
 }
 

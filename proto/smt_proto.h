@@ -142,6 +142,7 @@
 #define SMT_F_MEM_LIMIT_OF "mem_limit_of"
 #define SMT_F_SHM_SIZE     "shm_size"
 #define SMT_F_SHM_USED     "shm_used"
+#define SMT_F_SHM_MIN      "shm_min"
 #define SMT_F_BUS_ERROR    "bus_error"
 /* The rank launcher's protocol (daemon/rankd.h). */
 #define SMT_F_OP           "op"

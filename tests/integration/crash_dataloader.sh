@@ -1,10 +1,13 @@
 #!/bin/sh
 # A PyTorch DataLoader worker (a child of the rank) dies of SIGBUS in a
 # 1 MiB /dev/shm and the rank raises: the failure's first line says that
-# /dev/shm is too small.  smtd runs in a mount namespace of its own whose
-# /dev/shm is that tmpfs.  --min-shm 0: with torch in /usr/bin/python3
-# the job is a PyTorch job and the preflight would refuse that /dev/shm
-# before the launch (test_preflight's part); this is the crash's part.
+# /dev/shm is too small - smaller than --min-shm, here its default (1 GiB),
+# whatever share of it was in use when the rank ended.  smtd runs in a mount
+# namespace of its own whose /dev/shm is that tmpfs.  The python3 smtd
+# finds on PATH has no torch (a wrapper of Debian's), so the job is not a
+# PyTorch job to smtd and the preflight only warns of that /dev/shm (a
+# PyTorch job's preflight would refuse it before the launch:
+# test_preflight's part); the rank still runs /usr/bin/python3 with torch.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 [ "$(id -u)" = 0 ] || skip "needs root for a mount namespace"
@@ -24,11 +27,16 @@ class Batches(Dataset):
 for b in DataLoader(Batches(), batch_size=1, num_workers=1):
     pass
 PY
-mkdir -p "$T/root"
+mkdir -p "$T/root" "$T/notorch"
+printf '#!/bin/sh\nexec /usr/bin/python3 "$@"\n' >"$T/notorch/python3"
+chmod +x "$T/notorch/python3"
 rc=0
-timeout 120 unshare -m /bin/sh -c 'mount -n -t tmpfs -o size=1m,mode=1777 smt-shm /dev/shm && exec "$@"' sh \
-	"$SMTD" --root "$T/root" --sshd never --min-shm 0 -- /usr/bin/python3 "$T/loader.py" >"$T/out" 2>&1 || rc=$?
+PATH=$T/notorch:/usr/bin:/bin:/usr/sbin:/sbin timeout 120 unshare -m /bin/sh -c \
+	'mount -n -t tmpfs -o size=1m,mode=1777 smt-shm /dev/shm && exec "$@"' sh \
+	"$SMTD" --root "$T/root" --sshd never -- /usr/bin/python3 "$T/loader.py" >"$T/out" 2>&1 || rc=$?
 assert_eq "$rc" 1 "exit code"
+grep -qF "/dev/shm is 1 MiB, less than --min-shm 1 GiB (a warning: the ranks do not use PyTorch)" "$T/out" ||
+	fail "no warning of the small /dev/shm before the launch: $(grep 'preflight on' "$T/out")"
 head -1 "$T/root/output/failure" | grep -qE "^RankFailed: rank 0 on [^ ]+ exited with code 1: RuntimeError: DataLoader worker \(pid\(s\) [0-9]+\) exited unexpectedly; /dev/shm is 1 MiB, [0-9]+ % used \(PyTorch DataLoader workers need more: --shm-size\)$" ||
 	fail "first line: $(head -1 "$T/root/output/failure")"
 echo ok

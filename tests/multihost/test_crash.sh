@@ -108,7 +108,8 @@ mh_teardown
 row crash-shm 1
 # --min-shm 0: the preflight's /dev/shm check (on by default when torch is
 # installed) would otherwise end this job before any rank runs; the row is
-# about a rank that runs out of /dev/shm all the same.
+# about a rank that runs out of /dev/shm all the same.  With --min-shm 0
+# no size is too small: the line says so because /dev/shm is full.
 smtd_start 3 --min-shm 0 -- /usr/bin/python3 "$PY" shm 2
 mh_exec 3 mount -n -t tmpfs -o size=1m,mode=1777 smt-shm /dev/shm || fail "cannot mount a small /dev/shm on algo-3"
 for k in 1 2; do smtd_start $k --min-shm 0 -- /usr/bin/python3 "$PY" shm 2; done

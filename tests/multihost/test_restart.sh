@@ -21,6 +21,11 @@
 #     finds no process of attempt 0 alive on its host (checked while smtd
 #     runs, by the ranks themselves), and the marked lines are on the
 #     leader's stdout and in the rank log files.
+#  8. The preflight runs again before each attempt, on every host: a
+#     --preflight-command that passes in attempt 0 and fails on algo-2
+#     before attempt 1 (SMTD_RESTART_COUNT=1) ends the job on every host
+#     as PreflightFailed naming algo-2, with restarts left; no rank of
+#     attempt 1 runs, every host exits 1.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/multihost/hosts.sh"
@@ -220,6 +225,49 @@ assert_contains "$log" "==== smtd: attempt 1 of at most 2 on algo-3 (SMTD_RESTAR
 assert_contains "$log" "==== smtd: attempt 2 of at most 2 on algo-3 (SMTD_RESTART_COUNT=1) ====" "attempt 1's mark in rank 4's log"
 [ "$(grep -n 'attempt 2 of at most' "$log" | cut -d: -f1)" -gt "$(grep -n 'rank 4 attempt 0 starts' "$log" | cut -d: -f1)" ] ||
 	fail "rank 4's log: attempt 1's mark is not after attempt 0's lines"
+smtd_nothing_left
+mh_teardown
+
+# ---- 8. the preflight again before each attempt ----
+echo "---- a preflight that fails before attempt 2 on algo-2"
+D=$T/pf
+mkdir -p "$D/bin"
+cat >"$D/bin/pf" <<'SH'
+#!/bin/sh
+echo "preflight of attempt $SMTD_RESTART_COUNT on $(hostname)"
+if [ "$(hostname)" = algo-2 ] && [ "$SMTD_RESTART_COUNT" != 0 ]; then
+	echo "ERROR: GPU 3 has 12 uncorrectable ECC errors" >&2
+	exit 3
+fi
+SH
+chmod +x "$D/bin/pf"
+mh_setup 3 "$D"
+start_mpi fail --max-restarts 2 --preflight-command "$D/bin/pf"
+smtd_wait_all 90
+line="PreflightFailed: algo-2: --preflight-command $D/bin/pf exited with code 3: ERROR: GPU 3 has 12 uncorrectable ECC errors (attempt 2 of 2)"
+for k in 1 2 3; do
+	smtd_check $k 1 "$line"
+	f=$(smtd_failure $k)
+	want=$line
+	[ $k = 3 ] && want="$line (reported by the leader algo-1)"
+	assert_eq "$(sed -n 1p "$f")" "$want" "algo-$k's first line"
+	case $(sed -n 2p "$f") in
+	"attempt 1 of 2: RankFailed: rank 4 on algo-3 "*"ValueError: bad batch in attempt 0") ;;
+	*) fail "algo-$k's second line: $(sed -n 2p "$f")" ;;
+	esac
+	for a in 0 1; do
+		grep -qF -- "--preflight-command on algo-$k: preflight of attempt $a on algo-$k" "$(smtd_console $k)" ||
+			{ smtd_show_all; fail "algo-$k did not run its preflight for attempt $a"; }
+	done
+	a=$(attempts $k)
+	echo "$a" | tail -1 | grep -qx "1|PreflightFailed: algo-2: .*uncorrectable ECC errors.*|" ||
+		fail "algo-$k: attempts.json does not end with the preflight's failure: $a"
+done
+out=$(smtd_console 1)
+assert_contains "$out" "rank 5 attempt 0 starts" "attempt 0's ranks"
+assert_not_contains "$out" "attempt 1 starts" "a rank of attempt 1"
+assert_not_contains "$out" "attempt 2 of at most 3 on algo-1" "attempt 1's launch"
+assert_not_contains "$(smtd_console 1)" "restarting the job (2 restarts" "a restart after the failed preflight"
 smtd_nothing_left
 mh_teardown
 echo ok

@@ -574,12 +574,35 @@ static void test_crash_shm(void **state)
 	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
 			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
 			  "is 64 GiB, 91 % used (PyTorch DataLoader workers need more: --shm-size)"));
-	/* 64 MiB, half used: below the 1 GiB PyTorch needs. */
+	/* 64 MiB, half used: below its host's --min-shm (1 GiB), also as the
+	 * leader hears of it. */
 	k->crash.shm_size = 64 << 20;
 	k->crash.shm_used = 32 << 20;
+	k->crash.shm_min = 1LL << 30;
 	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
 			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
 			  "is 64 MiB, 50 % used (PyTorch DataLoader workers need more: --shm-size)"));
+	l = as_leader(t, "algo-3");
+	free(expect_ranks(l, "algo-1", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
+			  "is 64 MiB, 50 % used (PyTorch DataLoader workers need more: --shm-size)"));
+	smt_ranks_free(l);
+	/* --min-shm 32M: 64 MiB is enough, and half used is not full. */
+	k->crash.shm_min = 32 << 20;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9)"));
+	l = as_leader(t, "algo-3");
+	free(expect_ranks(l, "algo-1", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9)"));
+	smt_ranks_free(l);
+	/* --min-shm 0: no size is too small, only the use counts. */
+	k->crash.shm_min = 0;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9)"));
+	k->crash.shm_used = 64 << 20;
+	free(expect_ranks(t, "algo-3", SMT_FAIL_RANK_KILLED,
+			  "RankKilled: rank 4 on algo-3 was killed by SIGBUS in fill (fill.py:9); /dev/shm "
+			  "is 64 MiB, 100 % used (PyTorch DataLoader workers need more: --shm-size)"));
 	/* A DataLoader worker (a child of the rank) died of SIGBUS, and the
 	 * rank raised. */
 	{
