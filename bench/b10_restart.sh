@@ -1,4 +1,4 @@
-# bench/b10_restart.sh - B10, issue 24's restarts in place (sourced by
+# bench/b10_restart.sh - B10, restarts in place (sourced by
 # bench/run.sh after lib.sh, hosts.sh, smtd.sh and faults.sh; add B10 to
 # ALL and "B10) bench_b10 ;;" to its case).
 #

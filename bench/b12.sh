@@ -1,5 +1,5 @@
 # bench/b12.sh - B12: the leader's cost per worker with 256, 512 and 1000
-# real smtd workers on this machine (issue 27), through B3's fakessh shim
+# real smtd workers on this machine, through B3's fakessh shim
 # so that OpenSSH's CPU does not hide smtd's own.  Sourced by bench/run.sh;
 # the work is bench/b12-inner.sh in a network and mount namespace of its
 # own.  B12_SIZES overrides the sizes, B12_RUNS the runs per size (1: a

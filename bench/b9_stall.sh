@@ -1,4 +1,4 @@
-# bench/b9_stall.sh - B9, issue 16's stalls (sourced by bench/run.sh after
+# bench/b9_stall.sh - B9, stalls (sourced by bench/run.sh after
 # lib.sh, hosts.sh, smtd.sh, faults.sh and single.sh).
 #
 # B9: 3 fresh simulated hosts x 2 ranks, mpi4py (tests/helpers/mpi_stall.py:

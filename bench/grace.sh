@@ -1,4 +1,4 @@
-# bench/grace.sh - B8 (issue 14): a platform stop that the ranks survive
+# bench/grace.sh - B8: a platform stop that the ranks survive
 # long enough to write their checkpoints (sourced by bench/run.sh after
 # faults.sh).
 #

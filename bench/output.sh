@@ -1,4 +1,4 @@
-# bench/output.sh - the ranks' output (issue 14): its throughput on one
+# bench/output.sh - the ranks' output: its throughput on one
 # host (B4) and on 3 simulated hosts (B4m), smtd's memory while it flows
 # at full speed (B5, B5m) and its cost otherwise (B5i, B5w, B5c).  Sourced
 # by bench/run.sh after single.sh and faults.sh.

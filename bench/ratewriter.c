@@ -1,6 +1,6 @@
 /*
  * ratewriter - write numbered 100-byte lines to stdout at a fixed rate, for
- * the CPU cost of forwarding (B5) and issue 5's output checksum.
+ * the CPU cost of forwarding (B5) and a checksum of the output it wrote.
  *
  *   ratewriter MB_PER_S TOTAL_MB    (MB_PER_S 0: as fast as possible)
  *

@@ -1,4 +1,5 @@
-# bench/single.sh - one-host benchmarks B6, B7 and issue 5's load, and
+# bench/single.sh - one-host benchmarks B6, B7 and I5 (the control API
+# under 200 clients), and
 # what every one-host benchmark uses (sourced by bench/run.sh).  smtd runs
 # on the machine itself (no resourceconfig: one host named after
 # gethostname()), without sshd.  The ranks oversubscribe the 2 cores; the

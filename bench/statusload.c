@@ -1,6 +1,6 @@
 /*
  * statusload - a load generator for smtd's control API (benchmarks B7 and
- * issue 5): C client threads, each with one keep-alive connection to the
+ * I5): C client threads, each with one keep-alive connection to the
  * Unix socket, send TOTAL `GET PATH` requests in all and time each one.
  *
  *   statusload SOCKET CLIENTS TOTAL [PATH]

@@ -1,4 +1,4 @@
-# smtctl: the command-line client (SPEC §9).  dial.c is `smtctl
+# smtctl: the command-line client (smtd(8) The control API).  dial.c is `smtctl
 # dial-stdio`, a plain byte pump with no HTTP in it; libcurl is loaded at
 # run time (proto/smt_curl.c) by the commands that speak HTTP, so
 # dial-stdio, exec'd over ssh once per worker, never maps it.

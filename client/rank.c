@@ -1,5 +1,5 @@
 /*
- * rank.c - `smtctl rank -- PROGRAM [ARGS...]`: the rank launcher (SPEC §7).
+ * rank.c - `smtctl rank -- PROGRAM [ARGS...]`: the rank launcher (smtd(8) OUTPUT).
  *
  * mpirun (through orted on every host) or torchrun runs this in front of
  * the rank's program.  It registers the rank with its own host's smtd

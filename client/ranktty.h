@@ -1,6 +1,6 @@
 /*
  * ranktty.h - a rank's standard output: a pseudo-terminal, as Open MPI's
- * orted gives it (SPEC §7, smtd(8) "A RANK'S STANDARD OUTPUT").
+ * orted gives it (smtd(8) OUTPUT, smtd(8) "A RANK'S STANDARD OUTPUT").
  *
  * Under mpirun a rank's stdout is a terminal, so stdio (C's printf,
  * Python's print) writes each line at its newline; through a pipe the

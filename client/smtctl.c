@@ -1,5 +1,5 @@
 /*
- * smtctl.c - the command-line client of smtd (SPEC §9).
+ * smtctl.c - the command-line client of smtd (smtd(8) The control API).
  *
  * Each command is one HTTP request over the daemon's Unix socket, made
  * with libcurl, and one exit code: 0 ok; 1 unhealthy, not ready or the job
@@ -474,7 +474,7 @@ static int cmd_kill(const struct ctl *ctl, int argc, char **argv)
 
 /* ---- restart ---- */
 
-/* The running job ends on every host and starts again (SPEC §15). */
+/* The running job ends on every host and starts again (smtd(8) Restarts). */
 static int cmd_restart(const struct ctl *ctl, int argc, char **argv)
 {
 	struct reply r;
@@ -554,7 +554,7 @@ static int parse_count(const char *text, long max, long *out)
 	return 0;
 }
 
-/* A kept line as mpirun's tagged output shows it (SPEC §7). */
+/* A kept line as mpirun's tagged output shows it (smtd(8) OUTPUT). */
 static void print_line(json_t *line)
 {
 	if (json_is_string(line)) {

@@ -1,5 +1,5 @@
 /*
- * api.h - the control API of SPEC §9: HTTP/1.1 with JSON bodies, served on
+ * api.h - the control API of smtd(8) The control API: HTTP/1.1 with JSON bodies, served on
  * the daemon's libuv loop over a Unix socket and, optionally, read-only
  * over TCP for health probes.
  *

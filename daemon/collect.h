@@ -1,5 +1,5 @@
 /*
- * collect.h - the stacks of this host's ranks, collected now (SPEC §14).
+ * collect.h - the stacks of this host's ranks, collected now (smtd(8) Stalls).
  *
  * Two ways, one per purpose:
  *   LIVE  (POST /v1/stacks, smtctl stacks): the job goes on, so only a tool

@@ -1,5 +1,5 @@
 /*
- * crash.h - how a rank died, as its own host saw it (SPEC §7, smtd(8)
+ * crash.h - how a rank died, as its own host saw it (smtd(8) OUTPUT, smtd(8)
  * "The failure file").
  *
  * A signal alone ("killed by SIGSEGV") leaves the user where they started;

@@ -4,7 +4,7 @@
  * result files, the final state, the exit code).
  *
  * One struct smt_daemon (daemon_int.h) owns the loop and everything on it.
- * Its states follow SPEC §4; every transition happens in a loop callback -
+ * Its states follow smtd(8) Roles; every transition happens in a loop callback -
  * a child's exit, a pipe's end, a signal, a request, a timer - never after
  * a sleep.  What a leader (or a standalone host) does is in leader.c, what
  * a worker does in worker.c: the role table of daemon_int.h.
@@ -240,7 +240,7 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 		close_all(d);
 }
 
-/* ---- attempts (SPEC §15) ---- */
+/* ---- attempts (smtd(8) Restarts) ---- */
 
 static void set_attempt_env(struct smt_daemon *d)
 {
@@ -309,7 +309,7 @@ char *smt_daemon_failure_text(struct smt_daemon *d, const char *text)
 	return smt_restart_failure(d->restart, text);
 }
 
-/* sshd comes first on every host (SPEC §4); then the role begins. */
+/* sshd comes first on every host (smtd(8) Roles); then the role begins. */
 static void on_sshd(void *arg, int up)
 {
 	struct smt_daemon *d = arg;
@@ -512,7 +512,7 @@ static void plan_defaults(struct smt_daemon *d, json_t *set, json_t *dflt)
 /*
  * What every rank's launcher gives its program: this host's own SM_*
  * variables and the job's mark (they win), and the environment the image
- * gave smtd (SPEC §12), under the job's own variables from mpirun's -x.
+ * gave smtd (smtd(8) ENVIRONMENT), under the job's own variables from mpirun's -x.
  */
 static json_t *launcher_env(struct smt_daemon *d)
 {

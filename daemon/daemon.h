@@ -4,7 +4,7 @@
  *
  * smt_daemon_run takes a built plan, runs the job to its end as the plan's
  * role says, writes the success or failure file and returns smtd's exit
- * code (SPEC §7).  It never calls exit() itself.
+ * code (smtd(8) OUTPUT).  It never calls exit() itself.
  */
 #ifndef SMT_DAEMON_H
 #define SMT_DAEMON_H

@@ -41,7 +41,7 @@ struct smt_role_ops {
 	/* GET /v1/lines: this host's output for the leader (api.h's lines). */
 	int (*lines)(struct smt_daemon *d, uint64_t from, size_t max, int final,
 		     const char **body, size_t *len);
-	/* POST /v1/restart (SPEC §15): 202, or 409 with *REPLY. */
+	/* POST /v1/restart (smtd(8) Restarts): 202, or 409 with *REPLY. */
 	int (*restart)(struct smt_daemon *d, json_t **reply);
 	/* A request from the leader arrived (a worker's sign of life). */
 	void (*contact)(struct smt_daemon *d);
@@ -123,7 +123,7 @@ char *smt_daemon_report(struct smt_daemon *d, int local_only, enum smt_failure_k
 int smt_daemon_oom(struct smt_daemon *d);
 
 /*
- * Attempts (SPEC §15), on every host.  smt_daemon_attempt_starts: the
+ * Attempts (smtd(8) Restarts), on every host.  smt_daemon_attempt_starts: the
  * current attempt is launched here (once per attempt: the marked line, its
  * record).  smt_daemon_next_attempt: the current attempt is over here,
  * SUMMARY says why; its record is closed and the job here waits for the

@@ -1,7 +1,7 @@
 /*
  * errline.h - which line of a rank's output says what went wrong.
  *
- * The failure file quotes one line of the failing rank (SPEC §7): a Python
+ * The failure file quotes one line of the failing rank (smtd(8) OUTPUT): a Python
  * exception after a traceback, else the first line that surely is an error
  * ("terminate called", "Segmentation fault", "CUDA error", ...), else one
  * that may be ("error" in it), else - for a program that exited with a

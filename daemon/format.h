@@ -1,5 +1,5 @@
 /*
- * format.h - how a rank's line looks on the leader's stdout (SPEC §7).
+ * format.h - how a rank's line looks on the leader's stdout (smtd(8) OUTPUT).
  *
  *   text:  [1,mpirank:R,HOST]<stdout>: LINE\n       (the toolkit's format)
  *   json:  {"time":"2024-05-01T12:00:00.123Z","rank":R,"host":"HOST",

@@ -1,6 +1,6 @@
 /*
  * hostjob.h - the job on this host: what was launched here, the ranks that
- * run here, their output, their signals and their end (SPEC §7, §8).
+ * run here, their output, their signals and their end (smtd(8) OUTPUT, SIGNALS).
  *
  * Every host has one.  Its roots are the command smtd launched here
  * (mpirun on the leader, torchrun on every torchrun host, the program on a
@@ -116,7 +116,7 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 /*
  * The attempt here is over (ops->done ran): forget it - its roots, its
  * ranks, its status - and wait for the next launch, as before the first
- * (SPEC §15).  The output goes on (a worker's outbox takes records again
+ * (smtd(8) Restarts).  The output goes on (a worker's outbox takes records again
  * after its end).  0, -EBUSY while anything of the attempt is left.
  */
 int smt_hostjob_next_attempt(struct smt_hostjob *hj);

@@ -1,6 +1,6 @@
 /*
  * install.h - the code directory installed as the SageMaker training
- * toolkit 4.5.0 installs it (entry_point.install, modules.py), SPEC §5.
+ * toolkit 4.5.0 installs it (entry_point.install, modules.py), smtd(8) The rank command.
  *
  * The entry point's type decides, as the toolkit's _entry_point_type.get:
  * a program ending in .sh is a command (nothing installed); a code

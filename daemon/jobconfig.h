@@ -1,6 +1,6 @@
 /*
  * jobconfig.h - reading and validating the SageMaker-style job files
- * (SPEC §3): ROOT/input/config/resourceconfig.json, hyperparameters.json
+ * (smtd-config(5)): ROOT/input/config/resourceconfig.json, hyperparameters.json
  * and inputdataconfig.json.
  *
  * Every file is read with the same guards before jansson sees it: a regular

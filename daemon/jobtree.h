@@ -1,5 +1,5 @@
 /*
- * jobtree.h - the job on this host, exactly (SPEC §8).
+ * jobtree.h - the job on this host, exactly (smtd(8) SIGNALS).
  *
  * The job on a host is the processes that descend from the job's launches
  * there: the launched command (mpirun, torchrun or the program), the Open

@@ -1,5 +1,5 @@
 /*
- * launch.h - which launch a job asks for (SPEC §4).  Pure: the options and
+ * launch.h - which launch a job asks for (smtd(8) Roles).  Pure: the options and
  * the job's files in, the launch and why out, the same on every host.
  */
 #ifndef SMT_LAUNCH_H
@@ -11,7 +11,7 @@
 #include "options.h"
 
 /*
- * How the job is launched (SPEC §4), decided the same way on every host:
+ * How the job is launched (smtd(8) Roles), decided the same way on every host:
  * --launch KIND (SMTD_LAUNCH) when given; else a distribution smtd cannot
  * launch is a configuration error (the table in launch.c; an unknown
  * sagemaker_*_enabled key is not, see smt_launch_unknown_setting); else

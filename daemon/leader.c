@@ -64,7 +64,7 @@ struct leader {
 	char *stall_failure;     /* the job stalled: the failure text */
 	int results_sent;        /* 1 while the workers are told, 2 after */
 	int restart_asked;       /* smtctl restart: the next attempt, whatever the end */
-	int restarting;          /* between two attempts (SPEC §15) */
+	int restarting;          /* between two attempts (smtd(8) Restarts) */
 	char *restart_summary;   /* why the last attempt ended */
 	int prelaunch_done;      /* this host's pre-launch phase ended (and passed) */
 	int all_ready;           /* every worker is ready, its phase ended */
@@ -172,7 +172,7 @@ static int outputs_done(struct smt_daemon *d)
 	return 1;
 }
 
-/* ---- restarts (SPEC §15) ---- */
+/* ---- restarts (smtd(8) Restarts) ---- */
 
 static void on_restart_timer(uv_timer_t *t)
 {
@@ -204,7 +204,7 @@ static void on_attempt_ready(void *ctx)
 /*
  * The next attempt begins: this host's part of the last one is forgotten
  * and every worker is asked to do the same, each host then running its
- * preflight again (SPEC §16; not the install: the code is installed once),
+ * preflight again (smtd(8) Preflight; not the install: the code is installed once),
  * the workers' results coming back in the answers (peers.h); the launch
  * once every host passed (on_attempt_ready, maybe_launch).  From
  * the loop, not from inside the last attempt's end: the events still on

@@ -1,6 +1,6 @@
 /*
  * lineproto.h - rank output records on the wire between a worker and the
- * leader (the body of GET /v1/lines, SPEC §7, §10).
+ * leader (the body of GET /v1/lines, smtd(8) OUTPUT, Roles).
  *
  * Each record is an ASCII header line and its bytes:
  *

@@ -83,7 +83,7 @@ smtd_SOURCES = daemon/smtd.c
 smtd_LDADD = $(SMTD_LIBS)
 
 # The pre-launch phase: built-in checks, the code directory's install, the
-# preflight command (SPEC §5, §16).
+# preflight command (smtd(8) The rank command, Preflight).
 daemon_libsmtd_a_SOURCES += daemon/preflight.c daemon/preflight.h \
 	daemon/install.c daemon/install.h \
 	daemon/prelaunch.c daemon/prelaunch.h

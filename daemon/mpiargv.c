@@ -138,7 +138,7 @@ static int add_x_unless(struct items *it, const char *assignment)
 	return find(it, key) ? 0 : add_x(it, assignment);
 }
 
-/* SPEC §6's btl ^openib on top of the site's value (see mpiargv.h). */
+/* the btl ^openib of smtd(8) The mpirun command line on top of the site's value (see mpiargv.h). */
 static int btl_value(const char *site, char *out, size_t outlen)
 {
 	char copy[4096], *save = NULL;
@@ -264,7 +264,7 @@ static int mpi_defaults(struct items *it, const struct smt_mpiargv_in *in, const
 	snprintf(buf, sizeof(buf), "%ld", in->num_processes);
 	rc |= add(it, NULL, 2, "-np", buf, NULL);
 	rc |= add_flag(it, "--allow-run-as-root");
-	/* The ranks' output is captured on their own hosts (SPEC §7): what
+	/* The ranks' output is captured on their own hosts (smtd(8) OUTPUT): what
 	 * still passes through mpirun's forwarding is tagged, as the toolkit
 	 * does; --xml crashed mpirun on non-ASCII output. */
 	rc |= add_flag(it, "--display-map");

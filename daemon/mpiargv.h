@@ -1,5 +1,5 @@
 /*
- * mpiargv.h - the exact mpirun command line of SPEC §6, for the MPI launch
+ * mpiargv.h - the exact mpirun command line of smtd(8) The mpirun command line, for the MPI launch
  * and for SMDataParallel (the toolkit's smdataparallel.py option set).
  *
  * Built as an argv, never a string: nothing passes through a shell.  The

@@ -23,7 +23,7 @@
 /* "READY=1": the control socket is listening. */
 int smt_notify_ready(void);
 
-/* "STATUS=STATE", STATE being one line (a state name of SPEC §4). */
+/* "STATUS=STATE", STATE being one line (a state name of smtd(8) Roles). */
 int smt_notify_status(const char *state);
 
 /* "WATCHDOG=1": the event loop is alive. */

@@ -2,7 +2,7 @@
  * ompiparams.h - the value Open MPI itself would give an MCA parameter
  * that is not on mpirun's command line.
  *
- * SPEC §6 puts `-mca btl ^openib` on the command line, which outranks
+ * smtd(8) The mpirun command line puts `-mca btl ^openib` on the command line, which outranks
  * every other source: on a site whose Open MPI configuration excludes
  * more (Debian excludes uct and ofi; ofi alone adds 1.4 s to every job
  * start here) it would silently re-enable what the site disabled.  smtd

@@ -2,7 +2,7 @@
  * options.h - smtd's command line and SMTD_* environment.
  *
  * smt_options_parse fills a struct smt_options from argv and an environment
- * block, command-line options winning over SMTD_* variables (SPEC §3).
+ * block, command-line options winning over SMTD_* variables (smtd-config(5)).
  * Fields not given by either keep their "unset" value (NULL, -1 or a
  * negative timeout) so that the plan can fall back to the JSON files and
  * then to the built-in defaults; smt_plan_options() returns a copy with
@@ -41,7 +41,7 @@ struct smt_options {
 	double start_timeout;      /* --start-timeout, SMTD_START_TIMEOUT; 0: off */
 	const char *gpu_probe_root; /* SMTD_GPU_PROBE_ROOT: prefix of /proc/driver/nvidia/gpus
 				     * and /dev/nvidiaN in the GPU count (tests) */
-	/* The pre-launch phase (SPEC §5, §16). */
+	/* The pre-launch phase (smtd(8) The rank command, Preflight). */
 	int no_install;            /* --no-install, SMTD_NO_INSTALL: the code directory as it is */
 	int gpu_check;             /* --no-gpu-check: 0; -1 unset (on) */
 	int efa_check;             /* --no-efa-check: 0; -1 unset (on) */
@@ -105,7 +105,7 @@ void smt_options_quote(const char *text, char *out, size_t outlen);
 #define SMT_OPTIONS_GRACE_MIN 0.1
 #define SMT_OPTIONS_SECONDS_MAX 1e9
 
-/* Built-in defaults (SPEC §3, §4). */
+/* Built-in defaults (smtd-config(5), smtd(8) Roles). */
 #define SMT_ROOT_DEFAULT "/opt/ml"
 #define SMT_WAIT_TIMEOUT_DEFAULT   3600.0
 #define SMT_LAUNCH_TIMEOUT_DEFAULT 600.0

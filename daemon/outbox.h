@@ -1,5 +1,5 @@
 /*
- * outbox.h - a worker's rank output waiting for the leader (SPEC §7, §10).
+ * outbox.h - a worker's rank output waiting for the leader (smtd(8) OUTPUT, Roles).
  *
  * The worker's merged records, encoded as lineproto.h says, in one byte
  * stream numbered from 0.  The leader fetches from an offset (GET

@@ -1,6 +1,6 @@
 /*
  * output.h - the ranks' output on this host: read where it is written,
- * framed, merged, forwarded and kept (SPEC §7).
+ * framed, merged, forwarded and kept (smtd(8) OUTPUT).
  *
  * Every local rank's stdout and stderr arrive as two descriptors (the
  * launcher handed them to smtd, rankd.h: stdout a pty's master, or a pipe,
@@ -123,7 +123,7 @@ void smt_output_close_streams(struct smt_output *o);
 
 /* A worker: the outbox, and its end once the local job is over. */
 struct smt_outbox *smt_output_outbox(struct smt_output *o);
-/* A new attempt of the job (SPEC §15): the outbox takes records again. */
+/* A new attempt of the job (smtd(8) Restarts): the outbox takes records again. */
 void smt_output_next_attempt(struct smt_output *o);
 /* The marked LINE of attempt ATTEMPT's start: on stdout now (the leader,
  * a standalone host; JSON mode: an object {"smtd":"attempt",...}), and in

@@ -1090,7 +1090,7 @@ void smt_peers_launched(struct smt_peers *ps)
 		 * launch's stays open and idle for the result: at the job's
 		 * end the long poll is held, and one more ssh handshake per
 		 * worker would be on the way to every host's exit.  A later
-		 * attempt finds it still out (SPEC §15: no new handshake).
+		 * attempt finds it still out (smtd(8) Restarts: no new handshake).
 		 */
 		if (!ps->watching)
 			send_watch_fresh(p, 1);

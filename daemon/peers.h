@@ -1,5 +1,5 @@
 /*
- * peers.h - the leader's channels to its workers (SPEC §10).
+ * peers.h - the leader's channels to its workers (smtd(8) Roles).
  *
  * For every worker the leader runs `ssh -o BatchMode=yes HOST smtctl
  * dial-stdio`, and speaks the worker's own HTTP API through it: curl
@@ -99,10 +99,10 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 void smt_peers_launched(struct smt_peers *ps);
 
 /*
- * The job's next attempt (SPEC §15): POST BODY (borrowed) to
+ * The job's next attempt (smtd(8) Restarts): POST BODY (borrowed) to
  * SMT_PATH_ATTEMPT of every worker not lost; each takes it once its part
- * of the attempt is over, and starts its preflight for the next one (SPEC
- * §16).  Its answer carries that preflight's result ("preflight"); while
+ * of the attempt is over, and starts its preflight for the next one
+ * (smtd(8) Preflight).  Its answer carries that preflight's result ("preflight"); while
  * it says "running", the same request is sent again, after 20 ms doubling
  * to at most 320 ms, and the worker answers with how far it got.  Its
  * output goes on after its end (ops->final comes again).

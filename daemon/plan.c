@@ -255,7 +255,7 @@ static int in_strv(char *const *v, const char *s)
 }
 
 /*
- * Distribution hosts (SPEC §4), in the order of `hosts`: those of the
+ * Distribution hosts (smtd(8) Roles), in the order of `hosts`: those of the
  * groups sagemaker_distribution_instance_groups names, by default the
  * current group when a distribution is launched and there are groups (as
  * SM_DISTRIBUTION_INSTANCE_GROUPS says too); all hosts without groups.
@@ -297,7 +297,7 @@ static const char *own_instance_type(const struct smt_jobconfig *c)
 }
 
 /*
- * What torch_distributed.py sets in torchrun's environment (SPEC §13), and
+ * What torch_distributed.py sets in torchrun's environment (smtd(8) torchrun), and
  * how often torchrun looks at its processes: torch 1.x and the first 2.x
  * releases look every 5 s, then wait at the exit barrier for the other
  * hosts' torchrun, so a host would end up to 5 s after its last process
@@ -647,7 +647,7 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		.torch_major = -1,
 	};
 	if (smddp) {
-		/* Without it the ranks would run, but not data parallel (issue 21). */
+		/* Without it the ranks would run, but not data parallel. */
 		in.smddprun = installed("smddprun", envp);
 		if (!in.smddprun) {
 			smt_errorf(err, errlen, "smddprun is not on PATH (%s): SMDataParallel (%s) needs it on every host; install the smdistributed dataparallel library in the image, or choose another launch with --launch",
@@ -715,7 +715,7 @@ static int torchrun_argv(struct smt_plan *p, char **envp)
 	return 0;
 }
 
-/* Processes per host and in all (SPEC §3, §4). */
+/* Processes per host and in all (smtd-config(5), smtd(8) Roles). */
 static int counts(struct smt_plan *p, char *err, size_t errlen)
 {
 	const struct smt_options *o = &p->opts;

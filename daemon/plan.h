@@ -1,6 +1,6 @@
 /*
  * plan.h - what this host will do, worked out from the options and the
- * SageMaker-style configuration files (SPEC §3-§6, §12, §13).
+ * SageMaker-style configuration files (smtd-config(5); smtd(8) Roles, The rank command, The mpirun command line, ENVIRONMENT, torchrun).
  *
  * smt_plan_build reads ROOT/input/config/{resourceconfig,hyperparameters,
  * inputdataconfig}.json (jobconfig.c), validates them and decides the
@@ -22,7 +22,7 @@
  * every rank's lines itself (mpirun's --xml crashes on non-ASCII output,
  * --tag-output interleaves ranks within a line) and knows every rank's
  * PID on every host, whichever launcher (mpirun, torchrun) started it
- * (SPEC §7).  A standalone host runs the rank command itself, as its own
+ * (smtd(8) OUTPUT).  A standalone host runs the rank command itself, as its own
  * child, without the launcher.
  */
 #ifndef SMT_PLAN_H
@@ -106,10 +106,10 @@ char *const *smt_plan_mpi_argv(const struct smt_plan *plan);
 char *const *smt_plan_env_names(const struct smt_plan *plan);
 /*
  * The complete environment of what this host launches, NULL-terminated:
- * the daemon's own environment plus the SM_* variables of SPEC §12 with
+ * the daemon's own environment plus the SM_* variables of smtd(8) ENVIRONMENT with
  * this host's values, and on a torchrun host NCCL_SOCKET_IFNAME,
  * NCCL_PROTO=simple and the EFA variables as the toolkit sets them
- * (SPEC §13), and PET_MONITOR_INTERVAL=0.1 unless the environment has it
+ * (smtd(8) torchrun), and PET_MONITOR_INTERVAL=0.1 unless the environment has it
  * (torchrun notices the end of its processes at once, plan.c).  On a worker this is what orted (and so the local ranks)
  * must get.
  */

@@ -1,5 +1,5 @@
 /*
- * preflight.h - the built-in checks of a host before the launch (SPEC §16):
+ * preflight.h - the built-in checks of a host before the launch (smtd(8) Preflight):
  * the GPUs and EFA devices its instance type has, /dev/shm, free disk.
  *
  * Pure apart from reading the file system: readdir, readlink (never

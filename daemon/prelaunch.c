@@ -362,7 +362,7 @@ static void run_builtin(struct smt_prelaunch *p)
 	json_t *c;
 
 	json_object_set_new(p->result, SMT_F_GPUS, json_integer(gpus));
-	/* What the built-in checks cost this host (at most 20 ms, SPEC §16). */
+	/* What the built-in checks cost this host (at most 20 ms, smtd(8) Preflight). */
 	json_object_set_new(p->result, SMT_F_BUILTIN_MICROSECONDS, json_integer((json_int_t)(took * 1e6)));
 	json_array_foreach(checks, i, c)
 		if (json_is_true(json_object_get(c, SMT_F_WARNING)))

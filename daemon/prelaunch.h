@@ -1,5 +1,5 @@
 /*
- * prelaunch.h - this host's pre-launch phase (SPEC §5, §16): the built-in
+ * prelaunch.h - this host's pre-launch phase (smtd(8) The rank command, Preflight): the built-in
  * checks (preflight.h), then the install of the code directory
  * (install.h), then --preflight-command, one after the other, while the
  * host waits for its peers anyway.

@@ -1,5 +1,5 @@
 /*
- * rankcmd.h - what every rank runs (SPEC §5): the command after "--" as
+ * rankcmd.h - what every rank runs (smtd(8) The rank command): the command after "--" as
  * it is, or the program (sagemaker_program) in the code directory, a .py
  * through python3 as the launch wants it, with the user hyperparameters as
  * "--key value" arguments, keys sorted.  Pure apart from stat'ing the code

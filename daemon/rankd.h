@@ -1,5 +1,5 @@
 /*
- * rankd.h - where ranks register: the rank launcher's socket (SPEC §7).
+ * rankd.h - where ranks register: the rank launcher's socket (smtd(8) OUTPUT).
  *
  * Every rank is started through `smtctl rank -- PROGRAM...` (client/rank.c),
  * which mpirun (through orted) or torchrun runs on the rank's own host.

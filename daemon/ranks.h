@@ -79,7 +79,7 @@ struct smt_ranks;
 int smt_ranks_new(const char *current_host, struct smt_ranks **out);
 void smt_ranks_free(struct smt_ranks *t);
 
-/* Forget every rank (a new attempt of the job begins, SPEC §15); the
+/* Forget every rank (a new attempt of the job begins, smtd(8) Restarts); the
  * interned host names stay valid. */
 void smt_ranks_clear(struct smt_ranks *t);
 

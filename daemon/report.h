@@ -1,6 +1,6 @@
 /*
  * report.h - the failure file's words: every kind of failure, and from
- * what smtd knows at the end, the one line that says which (SPEC §7).
+ * what smtd knows at the end, the one line that says which (smtd(8) OUTPUT).
  *
  * SageMaker shows the first 1024 bytes of ROOT/output/failure, so those
  * carry the answer.  Line 1 names the kind, the first failing rank and its

@@ -1,6 +1,6 @@
 /*
  * restart.h - restarts in place: which failures start the job again, how
- * many times, and what each attempt did (SPEC §15).
+ * many times, and what each attempt did (smtd(8) Restarts).
  *
  * A job fails as one kind (report.h).  RankFailed, OutOfMemory and Stalled
  * are transient often enough to be worth another attempt on the same
@@ -36,7 +36,7 @@ struct smt_restart;
 int smt_restart_new(long max, double delay, struct smt_restart **out);
 void smt_restart_free(struct smt_restart *r);
 
-/* A failure of KIND may be restarted (SPEC §15). */
+/* A failure of KIND may be restarted (smtd(8) Restarts). */
 int smt_restart_kind(enum smt_failure_kind kind);
 /* A failure of KIND ends the current attempt and starts the next one. */
 int smt_restart_due(const struct smt_restart *r, enum smt_failure_kind kind);

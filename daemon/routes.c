@@ -384,7 +384,7 @@ static const struct route {
 	 * hold source lines, never for the network. */
 	{ SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
 	{ SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE, SOCKET_ONLY },
-	/* A restart (SPEC §15); a worker's next attempt, from the leader. */
+	/* A restart (smtd(8) Restarts); a worker's next attempt, from the leader. */
 	{ SMT_PATH_RESTART, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
 	{ SMT_PATH_ATTEMPT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
 };

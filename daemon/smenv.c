@@ -1,4 +1,4 @@
-/* smenv.c - the SM_* variables of SPEC §12 (see smenv.h). */
+/* smenv.c - the SM_* variables of smtd(8) ENVIRONMENT (see smenv.h). */
 #include "config.h"
 
 #include <ctype.h>

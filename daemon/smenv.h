@@ -1,5 +1,5 @@
 /*
- * smenv.h - the SM_* environment of a rank (SPEC §12), with the names and
+ * smenv.h - the SM_* environment of a rank (smtd(8) ENVIRONMENT), with the names and
  * value formats of the sagemaker-training toolkit: strings as they are,
  * every other value as compact JSON with sorted keys and ASCII escapes.
  *

@@ -1,7 +1,7 @@
 /*
  * stackparse.h - a process's stack, from the text a tool printed, to frames.
  *
- * Reads the four texts smtd meets (issue 16), alone or mixed in one text:
+ * Reads the four texts smtd meets, alone or mixed in one text:
  *
  *   faulthandler   Python's dump on a fatal signal (pystack.h):
  *                    Current thread 0x00007f... (most recent call first):

@@ -1,6 +1,6 @@
 /*
  * stall.c - a stuck job noticed, its ranks' stacks collected on every host,
- * the odd rank named (SPEC §14), and the stacks asked for on demand (POST
+ * the odd rank named (smtd(8) Stalls), and the stacks asked for on demand (POST
  * /v1/stacks, smtctl stacks).
  *
  * The watchdog is the leader's: one timer, set to the moment the job would
@@ -406,7 +406,7 @@ void smt_stall_launched(struct smt_daemon *d)
 		smt_info("stall watchdog: the first line within %g s", start);
 }
 
-/* The next attempt is watched afresh from its launch (SPEC §15). */
+/* The next attempt is watched afresh from its launch (smtd(8) Restarts). */
 void smt_stall_next_attempt(struct smt_daemon *d)
 {
 	struct smt_stall *s = d->stall;

@@ -79,7 +79,7 @@ static json_t *status(void *ctx)
 	json_object_set_new(st, SMT_F_VERSION, json_string(PACKAGE_VERSION));
 	json_object_set_new(st, SMT_F_SSHD_RESTARTS, json_integer(smt_sshd_restarts(d->sshd)));
 	json_object_set_new(st, SMT_F_GENERATION, json_integer(d->generation));
-	/* The attempt the job is at, and the restarts so far (SPEC §15). */
+	/* The attempt the job is at, and the restarts so far (smtd(8) Restarts). */
 	json_object_set_new(st, SMT_F_ATTEMPT, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
 	json_object_set_new(st, SMT_F_RESTARTS, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
 	json_object_set_new(st, SMT_F_MAX_RESTARTS, json_integer(d->restart ? smt_restart_max(d->restart) : 0));
@@ -107,7 +107,7 @@ static int ready(void *ctx)
 	return d->state == SMT_STATE_RUNNING || d->state == SMT_STATE_SUCCEEDED;
 }
 
-/* smtctl kill: as if smtd had received the signal (SPEC §8). */
+/* smtctl kill: as if smtd had received the signal (smtd(8) SIGNALS). */
 static int kill_job(void *ctx, int signo)
 {
 	struct smt_daemon *d = ctx;

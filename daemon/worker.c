@@ -76,7 +76,7 @@ static int torchrun(const struct smt_daemon *d)
  * leader names is one of this host's, the failure is worded from this
  * host's own knowledge (its stderr, its first error line); a rank here
  * that failed only as a consequence (Open MPI's abort reaching it) never
- * takes the leader's place (SPEC §10). */
+ * takes the leader's place (smtd(8) Roles). */
 static void finish_with_result(struct smt_daemon *d, json_t *res)
 {
 	json_int_t code = json_integer_value(json_object_get(res, SMT_F_EXIT_CODE));
@@ -595,11 +595,11 @@ static json_t *attempt_reply(struct smt_daemon *d)
 }
 
 /*
- * The leader starts the job's next attempt (SPEC §15): this host's part of
+ * The leader starts the job's next attempt (smtd(8) Restarts): this host's part of
  * the last one must be over - its answer is the confirmation - and the
  * job here waits for the next launch as it did for the first, the leader's
- * channels as they are.  This host's preflight runs again first (SPEC
- * §16); the leader asks again with the same request until the answer says
+ * channels as they are.  This host's preflight runs again first (smtd(8)
+ * Preflight); the leader asks again with the same request until the answer says
  * it ended, and launches only when it passed everywhere.
  */
 static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)

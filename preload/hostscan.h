@@ -20,10 +20,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* RFC 1123 limits, as SPEC §3 applies them to every host name. */
+/* RFC 1123 limits, as smtd-config(5) applies them to every host name. */
 #define SMT_HOSTSCAN_MAX       253
 #define SMT_HOSTSCAN_LABEL_MAX 63
-/* SPEC §3: deeper documents are configuration errors. */
+/* smtd-config(5): deeper documents are configuration errors. */
 #define SMT_HOSTSCAN_MAX_DEPTH 32
 
 /*
@@ -40,7 +40,7 @@ ssize_t smt_hostscan(const char *json, size_t len,
 		     char out[SMT_HOSTSCAN_MAX + 1]);
 
 /*
- * True when NAME[0..LEN) is a host name SPEC §3 accepts: 1..253 characters
+ * True when NAME[0..LEN) is a host name smtd-config(5) accepts: 1..253 characters
  * of dot-separated labels, each 1..63 of [A-Za-z0-9-], never starting or
  * ending with '-'.
  */

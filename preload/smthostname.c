@@ -3,7 +3,7 @@
  *
  * Training frameworks name a rank's host with gethostname(); in a SageMaker
  * job that must be the job's name for the host (current_host of
- * resourceconfig.json, SPEC §11), not the container's.  The file is read
+ * resourceconfig.json, libsmthostname(3)), not the container's.  The file is read
  * once per process, on the first call, from SMTD_RESOURCE_CONFIG, else
  * $SMTD_ROOT/input/config/resourceconfig.json, else
  * /opt/ml/input/config/resourceconfig.json.  Anything short of a valid
@@ -35,7 +35,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* SPEC §3 and §11; the daemon refuses larger files. */
+/* smtd-config(5), libsmthostname(3); the daemon refuses larger files. */
 #define CONFIG_MAX	(1024 * 1024)
 #define CONFIG_REL	"/input/config/resourceconfig.json"
 #define CONFIG_DEFAULT	"/opt/ml" CONFIG_REL

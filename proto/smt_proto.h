@@ -11,7 +11,7 @@
 
 
 
-/* Default control socket (SPEC §9), overridden by --socket / SMTD_SOCKET. */
+/* Default control socket (smtd(8) The control API), overridden by --socket / SMTD_SOCKET. */
 #define SMT_SOCKET_DEFAULT "/run/smtd/smtd.sock"
 /* The environment variable naming the socket, for smtd and smtctl alike. */
 #define SMT_ENV_SOCKET "SMTD_SOCKET"
@@ -34,9 +34,9 @@
 #define SMT_PATH_LINES   "/v1/lines"
 /* Leader -> worker: end the job on that host now (POST {"signal","grace"}). */
 #define SMT_PATH_END     "/v1/end"
-/* The stacks of every rank (POST; SPEC §14). */
+/* The stacks of every rank (POST; smtd(8) Stalls). */
 #define SMT_PATH_STACKS  "/v1/stacks"
-/* POST: restart the running job (SPEC §15); the leader to a worker:
+/* POST: restart the running job (smtd(8) Restarts); the leader to a worker:
  * the next attempt begins ({"attempt":K,"failure":SUMMARY}). */
 #define SMT_PATH_RESTART "/v1/restart"
 #define SMT_PATH_ATTEMPT "/v1/attempt"
@@ -47,7 +47,7 @@
  * the daemon's own, on the Unix socket) come from the leader. */
 #define SMT_HEADER_LEADER "X-Smtd-Leader"
 
-/* Limits of a request (SPEC §9). */
+/* Limits of a request (smtd(8) The control API). */
 #define SMT_MAX_HEADER_BYTES (8 * 1024)
 #define SMT_MAX_BODY_BYTES   (64 * 1024)
 
@@ -186,7 +186,7 @@ enum smt_role {
 	SMT_ROLE_COUNT
 };
 
-/* The life cycle of SPEC §4; a role goes through its own subset in order. */
+/* The life cycle of smtd(8) Roles; a role goes through its own subset in order. */
 enum smt_state {
 	SMT_STATE_STARTING = 0,
 	SMT_STATE_WAITING_FOR_PEERS,
@@ -200,7 +200,7 @@ enum smt_state {
 	SMT_STATE_COUNT
 };
 
-/* Exit codes of smtd (SPEC §7); 128+N when stopped by signal N. */
+/* Exit codes of smtd (smtd(8) OUTPUT); 128+N when stopped by signal N. */
 enum smt_exit {
 	SMT_EXIT_OK = 0,
 	SMT_EXIT_JOB_FAILED = 1,
@@ -208,7 +208,7 @@ enum smt_exit {
 	SMT_EXIT_PEER = 3
 };
 
-/* Exit codes of smtctl (SPEC §9). */
+/* Exit codes of smtctl (smtd(8) The control API). */
 enum smtctl_exit {
 	SMTCTL_EXIT_OK = 0,
 	SMTCTL_EXIT_NOT_OK = 1,

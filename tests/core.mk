@@ -1,4 +1,4 @@
-# supervision tests (issue 4): real processes, real signals, real mpirun
+# supervision tests: real processes, real signals, real mpirun
 check_PROGRAMS += tests/helpers/sigrank
 tests_helpers_sigrank_SOURCES = tests/helpers/sigrank.c
 tests_helpers_sigrank_CFLAGS = $(WARN_CFLAGS)
@@ -28,7 +28,7 @@ tests_unit_test_cgroup_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/test_cgroup
 EXTRA_DIST += tests/helpers/mpi_job.c tests/helpers/build-mpi.sh
 CLEANFILES += tests/mpi/mpi_job tests/mpi/sigrank_mpi
-# PIDs reused in a PID namespace with a small pid_max (issue 13 item 10).
+# PIDs reused in a PID namespace with a small pid_max.
 check_PROGRAMS += tests/helpers/pidreuse
 tests_helpers_pidreuse_SOURCES = tests/helpers/pidreuse.c
 tests_helpers_pidreuse_LDADD = $(SMTD_LIBS)

@@ -1,4 +1,4 @@
-# Issue 28: a crashed rank's first line says where and why (crash.h), on
+# A crashed rank's first line says where and why (crash.h), on
 # simulated hosts with smtd as PID 1.
 TESTS += tests/multihost/test_crash.sh
 EXTRA_DIST += tests/multihost/test_crash.sh

@@ -30,7 +30,7 @@ include $(srcdir)/tests/restart.mk
 include $(srcdir)/tests/toolkit.mk
 EXTRA_DIST += tests/fuzz
 
-# The documents that describe the code, checked against it (issue 17).
+# The documents that describe the code, checked against it.
 check_PROGRAMS += tests/helpers/kinds
 tests_helpers_kinds_SOURCES = tests/helpers/kinds.c
 tests_helpers_kinds_LDADD = $(SMTD_LIBS)

@@ -19,7 +19,7 @@ TESTS += tests/multihost/test_launch_refused.sh
 EXTRA_DIST += tests/multihost/test_launch_refused.sh
 TESTS += tests/multihost/test_launch_torchrun.sh
 EXTRA_DIST += tests/multihost/test_launch_torchrun.sh tests/helpers/ddp_job.py
-# Issue 14: every host owns its ranks (output, back-pressure, grace, an
+# Every host owns its ranks (output, back-pressure, grace, an
 # entry point that starts sshd and a sidecar, PIDs before MPI_Init, the
 # launcher without smtd).
 check_PROGRAMS += tests/helpers/outrank tests/helpers/slowread tests/helpers/nswatch
@@ -38,7 +38,7 @@ MH14_TESTS = tests/multihost/test_rank_output.sh \
 	tests/multihost/test_rank_entrypoint.sh tests/multihost/test_rank_launcher.sh
 TESTS += $(MH14_TESTS)
 EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py
-# Stalls (issue 16): a stuck torchrun and mpirun job, the odd rank named;
+# Stalls: a stuck torchrun and mpirun job, the odd rank named;
 # progress patterns and live stacks.
 TESTS += tests/multihost/test_stall.sh tests/multihost/test_stall_progress.sh
 EXTRA_DIST += tests/multihost/test_stall.sh tests/multihost/test_stall_progress.sh \

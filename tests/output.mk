@@ -1,5 +1,5 @@
 # output tests: the ranks' output from the framer to the leader's stdout,
-# the wire to the leader, the rank table and the failure report (issue 14).
+# the wire to the leader, the rank table and the failure report.
 OUTPUT_UNIT = tests/unit/test_dynbuf tests/unit/test_textesc tests/unit/test_ring \
 	tests/unit/test_framer tests/unit/test_lineproto tests/unit/test_outbox \
 	tests/unit/test_format tests/unit/test_merge tests/unit/test_fdwriter tests/unit/test_output \

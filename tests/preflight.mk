@@ -1,4 +1,4 @@
-# Issue 25 and issue 21 item 7: the pre-launch phase (preflight checks, the
+# The pre-launch phase (preflight checks, the
 # code directory's install) on simulated hosts, and its options' bad input.
 TESTS += tests/multihost/test_preflight.sh tests/multihost/test_install.sh \
 	tests/integration/preflight_options.sh

@@ -1,4 +1,4 @@
-# A rank's stdout is a terminal, as under mpirun (issue 21, SPEC §7): lines
+# A rank's stdout is a terminal, as under mpirun (smtd(8) OUTPUT): lines
 # of stdio's defaults arrive at once, raw bytes, no tty signals.
 check_PROGRAMS += tests/helpers/ttyrank
 tests_helpers_ttyrank_SOURCES = tests/helpers/ttyrank.c

@@ -1,4 +1,4 @@
-# Restarts in place (issue 24, SPEC §15): on 3 simulated hosts, with real
+# Restarts in place (smtd(8) Restarts): on 3 simulated hosts, with real
 # torch DDP (checkpoint and resume), mpi4py ranks that fail, stall, hold or
 # leave daemons behind, smtctl restart, a lost host and SIGTERM between
 # attempts.

@@ -1,4 +1,4 @@
-# shipping (issue 9): sd_notify, man pages, units, install
+# shipping: sd_notify, man pages, units, install
 check_PROGRAMS += tests/unit/test_notify tests/unit/test_notify_fallback
 tests_unit_test_notify_SOURCES = tests/unit/test_notify.c
 tests_unit_test_notify_CPPFLAGS = $(TEST_CPPFLAGS)

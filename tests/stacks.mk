@@ -1,4 +1,4 @@
-# stalls (issue 16): stack texts, faulthandler dumps, the odd rank, live reads
+# stalls: stack texts, faulthandler dumps, the odd rank, live reads
 STACKS_UNIT = tests/unit/test_stackparse tests/unit/test_pystack tests/unit/test_stackgroup
 check_PROGRAMS += $(STACKS_UNIT)
 TESTS += $(STACKS_UNIT)

@@ -1,4 +1,4 @@
-# Drop-in for real SageMaker jobs (issue 21): the corpus of real
+# Drop-in for real SageMaker jobs: the corpus of real
 # configurations compared with what the toolkit 4.5.0 gives them, the
 # Python renderer and the job's torch, and real jobs on simulated hosts.
 TESTS += tests/integration/toolkit_corpus.sh

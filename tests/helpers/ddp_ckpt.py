@@ -1,4 +1,4 @@
-"""ddp_ckpt.py - a PyTorch DDP job (gloo) that checkpoints and resumes (issue 24).
+"""ddp_ckpt.py - a PyTorch DDP job (gloo) that checkpoints and resumes.
 
 Trains a tiny linear model with DDP for --steps steps, one line per step on
 every rank.  Rank 0 saves a checkpoint (the step and the model's state) to

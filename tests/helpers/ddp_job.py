@@ -1,4 +1,4 @@
-"""ddp_job.py - a small PyTorch DDP job under torchrun, gloo (issue 15).
+"""ddp_job.py - a small PyTorch DDP job under torchrun, gloo.
 
 Each process all-reduces a tensor of ones (every process must see the
 world size), then trains a tiny linear model with DDP and SGD on random

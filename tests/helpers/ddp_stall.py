@@ -1,4 +1,4 @@
-"""ddp_stall.py - a small PyTorch DDP job whose chosen rank stops (issue 16).
+"""ddp_stall.py - a small PyTorch DDP job whose chosen rank stops.
 
 Each rank trains a tiny linear model on random data with SGD under the gloo
 backend, prints one line per step, and all-reduces a tensor after every

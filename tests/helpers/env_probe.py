@@ -1,4 +1,4 @@
-"""env_probe.py - an mpi4py rank that reports what reached it (issue 15).
+"""env_probe.py - an mpi4py rank that reports what reached it.
 
 Each rank all-reduces its rank number (so the job really is one MPI job),
 then writes OUT/rank-R.json: its rank, the world size, the sum, its host

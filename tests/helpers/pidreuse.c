@@ -1,5 +1,5 @@
 /*
- * pidreuse.c - issue 13 item 10 against the real kernel: PIDs reused.
+ * pidreuse.c - PIDs reused, against the real kernel.
  *
  * Run as PID 1 of a PID namespace whose pid_max is small (the test sets it),
  * so that PIDs wrap within a few hundred processes:

@@ -1,4 +1,4 @@
-"""restart_job.py - an mpi4py job whose attempts behave differently (issue 24).
+"""restart_job.py - an mpi4py job whose attempts behave differently.
 
 SMTD_RESTART_COUNT (smtd's) is the attempt, -1 when absent.  Every rank
 prints "rank R attempt A starts", then checks that no process of an

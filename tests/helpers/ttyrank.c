@@ -1,6 +1,6 @@
 /*
  * ttyrank - a C rank that uses stdio's defaults, for tests/multihost/
- * test_rank_tty.sh (SPEC §7: a rank's stdout behaves as under mpirun).
+ * test_rank_tty.sh (smtd(8) OUTPUT: a rank's stdout behaves as under mpirun).
  *
  *   ttyrank LINES INTERVAL_MS
  *

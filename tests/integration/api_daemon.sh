@@ -113,7 +113,7 @@ assert_contains "$T/logs.txt" "[1,mpirank:0," "smtctl logs shows tagged lines"
 "$SMTCTL" --socket "$S" health || fail "smtctl health while running"
 assert_eq "$(get /metrics)" 200 "metrics while running"
 assert_contains "$T/body" 'smtd_state{state="running"} 1' "running in the metrics"
-# Issue 16: per rank, seconds since its last line and CPU seconds; job-wide,
+# Per rank, seconds since its last line and CPU seconds; job-wide,
 # seconds since the last progress line.
 grep -q '^smtd_rank_seconds_since_last_line{rank="0",host="[^"]*"} [0-9.]*$' "$T/body" ||
 	fail "no seconds since rank 0's last line in the metrics"
@@ -146,7 +146,7 @@ grep -q '"failure":"[A-Za-z]' "$T/failed.held" || fail "no failure summary in th
 grep -q '"exit_code":3' "$T/failed.held" || fail "no exit code 3 in the final status: $(cat "$T/failed.held")"
 
 # ---- after a failure, while smtd still writes the job's output ----
-# The probes of the real daemon once the job has failed (SPEC §9): healthy
+# The probes of the real daemon once the job has failed (smtd(8) The control API): healthy
 # (200: the daemon works, the job failed), not ready (503).  smtd stays up
 # after the failure as long as its stdout holds the job's last lines: a
 # reader that takes nothing until told to.  The rank writes 200 KiB (more

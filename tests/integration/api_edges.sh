@@ -1,5 +1,5 @@
 #!/bin/sh
-# The real daemon at the edges of its control API (issue 13):
+# The real daemon at the edges of its control API:
 #  item 5: a long poll with "Connection: close" or HTTP/1.0 gets the status
 #          (at its timeout, or when the state changes), not an empty reply;
 #  item 6: 2,000 headers of "X-A: b" (16 KB) get 431 - every header byte

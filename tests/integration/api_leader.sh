@@ -1,5 +1,5 @@
 #!/bin/sh
-# Who may speak for the leader (issue 13, item 2), against the real daemon:
+# Who may speak for the leader, against the real daemon:
 # "X-Smtd-Leader" counts only on the Unix socket from uid 0 or smtd's own,
 # and the TCP listener (--health-listen) has its own, smaller connection
 # limit.
@@ -82,7 +82,7 @@ last=$(sed -n 's/.*last-end \([0-9]*\).*/\1/p' "$T/flood")
 rc=0; "$SMTCTL" --socket "$S" kill -s TERM >"$T/kill" 2>&1 || rc=$?
 assert_eq "$rc" 0 "smtctl kill after the flood: $(cat "$T/kill")"
 rc=0; wait $SPID || rc=$?
-# As if smtd had received SIGTERM (SPEC §8): the job is stopped.
+# As if smtd had received SIGTERM (smtd(8) SIGNALS): the job is stopped.
 assert_eq "$rc" 143 "smtd's exit code after smtctl kill -s TERM"
 assert_contains "$T/a/output/failure" "Stopped: " "the failure after smtctl kill"
 assert_contains "$T/a/output/failure" "SIGTERM" "the failure after smtctl kill"

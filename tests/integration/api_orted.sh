@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 13 item 4: POST /v1/orted names the process smtd will own and
+# POST /v1/orted names the process smtd will own and
 # signal with the whole job on this host, so it takes only a PID in range,
 # announced by that process itself (SO_PEERCRED), which is an Open MPI
 # daemon started through sshd.  Every refusal leaves the worker waiting,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Pipelined requests against the real daemon (issue 13, item 3): 64
+# Pipelined requests against the real daemon: 64
 # connections each send 400 "GET /v1/logs?tail=100000" in one go and read
 # the answers as fast as they can, while a standalone job prints numbered
 # lines (the log ring full: 10,000 lines in every answer).  smtd's peak RSS

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every bad input of issue 3: exit 2, one line on stderr naming the file,
+# Every bad input of the configuration: exit 2, one line on stderr naming the file,
 # the field and the problem, the same line in ROOT/output/failure, nothing
 # launched; under --dry-run the same line and no failure file.
 . "$top_srcdir/tests/lib.sh"
@@ -142,7 +142,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 else
 	echo "note: mode-000 case needs root and setpriv; skipped" >&2
 fi
-# ---- issue 13, item 8: one line, strict numbers, the right message ----
+# ---- one line, strict numbers, the right message ----
 # expect_usage MESSAGE VAR=VALUE|- [smtd options...]: a usage error - exit 2,
 # the message on one line then the hint, no failure file, nothing launched.
 expect_usage() {

@@ -63,7 +63,7 @@ run_case example-single "$top_srcdir/examples/single"
 # absent, a heterogeneous cluster's leader, worker and standalone host.
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case smddp-1host "$g/smddp-1host"
 CASE_PATH="$T/bin:/usr/bin:/bin" run_case smddp-4hosts "$g/smddp-4hosts"
-# Without smddprun the ranks would not be data parallel: refused (issue 21).
+# Without smddprun the ranks would not be data parallel: refused.
 env -i PATH="$T/venv/bin:/usr/bin:/bin" SMTD_GPU_PROBE_ROOT="$T/nogpu" \
 	"$SMTD" --root "$g/smddp-4hosts" --dry-run --json >"$T/nosmddprun.out" 2>"$T/nosmddprun.err" &&
 	fail "SMDataParallel without smddprun was planned"
@@ -95,7 +95,7 @@ env -i PATH=/usr/bin:/bin AWS_ACCESS_KEY_ID=x AWS_REGION=y SMTD_GPU_PROBE_ROOT="
 	"$SMTD" --root "$g/p4d-2x8" --dry-run --json >"$T/aws.json" || fail "aws: smtd failed"
 assert_contains "$T/aws.json" '"-x","AWS_ACCESS_KEY_ID","-x","AWS_REGION","-x","SM_' "AWS variables"
 assert_not_contains "$T/aws.json" 'AWS_SESSION_TOKEN' "unset AWS variable"
-# The site's btl exclusions are kept next to SPEC §6's ^openib, from the
+# The site's btl exclusions are kept next to the ^openib of smtd(8) The mpirun command line, from the
 # environment first, then the installation's parameter file (Debian's here).
 plan_btl() {
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["argv"]; print(a[a.index("btl") + 1])' "$1"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# What smtd refuses to launch (issue 15): a distribution it does not launch,
+# What smtd refuses to launch: a distribution it does not launch,
 # a code directory that is a Python package, smtctl and socket paths the
 # other hosts' shell would interpret, counts torchrun cannot run.  Each is
 # exit 2, one line on stderr, the same line in ROOT/output/failure, and
@@ -60,7 +60,7 @@ for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-work
 		--current-host algo-2
 done
 # A sagemaker_*_enabled flag smtd does not know: a warning, and the job is
-# planned as if it were absent (issue 21); the PyTorch container's
+# planned as if it were absent; the PyTorch container's
 # sagemaker_toolkit_native_launcher_enabled is a setting it knows: no warning.
 printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_torch_distributed_enabled":"true","sagemaker_fsdp_enabled":"true"}' >"$HP"
 timeout 10 "$SMTD" --root "$R" --dry-run >"$T/out" 2>"$T/err" || fail "unknown setting refused: $(cat "$T/err")"

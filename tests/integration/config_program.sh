@@ -1,6 +1,6 @@
 #!/bin/sh
-# The program the platform names, run for real on a standalone host (SPEC
-# §5, smtd(8) "The rank command"; no command after --):
+# The program the platform names, run for real on a standalone host
+# (smtd(8) "The rank command"; no command after --):
 #  1. sagemaker_program in sagemaker_submit_directory, a local directory
 #     (not ROOT/code, which holds another train.py): python3 runs that
 #     directory's train.py with the user hyperparameters as --key value,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17: the documents that describe the code are checked against it.
+# The documents that describe the code are checked against it.
 #   1. docs/ARCHITECTURE.md names every source file of daemon/, client/,
 #      proto/ and preload/, and every file it names exists.
 #   2. smtd(8)'s list of failure kinds is the kinds table of

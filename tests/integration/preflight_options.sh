@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 25: the pre-launch options' bad input, each with its exact error
+# The pre-launch options' bad input, each with its exact error
 # (exit 2, nothing started), and the checks on one host: free disk, a
 # preflight command that is missing, fails or hangs, --no-install.
 . "$top_srcdir/tests/lib.sh"

@@ -84,13 +84,13 @@ with_file "escaped slash in the name" "$REAL" '{"current_host": "algo\/4"}'
 with_file "escaped NUL" "$REAL" '{"current_host": "algo-4\u0000x"}'
 with_file "lone surrogate" "$REAL" '{"current_host": "algo-4", "s": "\ud800"}'
 
-# Nesting: 32 levels is the limit (SPEC §3), 10,000 must not crash.
+# Nesting: 32 levels is the limit (smtd-config(5)), 10,000 must not crash.
 deep() { printf '{"current_host": "algo-5", "x": '; printf "%0$1d" 0 | tr 0 '['; printf "%0$1d" 0 | tr 0 ']'; printf '}'; }
 with_file "nested 32 deep" algo-5 "$(deep 31)"
 with_file "nested 33 deep" "$REAL" "$(deep 32)"
 with_file "nested 10,000 deep" "$REAL" "$(deep 10000)"
 
-# Size: 1 MiB is the limit (SPEC §3).
+# Size: 1 MiB is the limit (smtd-config(5)).
 mib() { printf '{"current_host": "algo-6"}'; head -c $(($1 - 26)) /dev/zero | tr '\0' ' '; }
 mib 1048576 >"$T/big.json"
 assert_eq "$(wc -c <"$T/big.json")" 1048576 "size of the 1 MiB file"

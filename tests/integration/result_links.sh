@@ -1,5 +1,5 @@
 #!/bin/sh
-# The result files as an attacker sees them (issue 13, item 1): a rank that
+# The result files as an attacker sees them: a rank that
 # runs as nobody and may write ROOT/output plants symbolic links at every
 # name smtd uses there - the temporary names of old (.failure.<pid>.tmp,
 # .failure.1.tmp as PID 1), "failure", "success", "output" itself - and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The stall fixtures of issue 16 behave as the integration tests expect,
+# The stall fixtures behave as the integration tests expect,
 # and their stacks name the odd rank, read live (smt_stacks) and from the
 # faulthandler dumps they print on SIGABRT with PYTHONFAULTHANDLER=1:
 #   heartbeat.py   heartbeats go on, progress lines stop

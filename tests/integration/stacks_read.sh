@@ -1,5 +1,5 @@
 #!/bin/sh
-# Live stacks (issue 16, daemon/stacks.h) of real processes, read on a libuv
+# Live stacks (daemon/stacks.h) of real processes, read on a libuv
 # loop by tests/helpers/stacks_read: a sleeping C program (eu-stack, and gdb
 # alone), a sleeping Python program (gdb with CPython's extension when
 # python3.11-dbg is installed), and the exact reasons for a missing tool, a process gone

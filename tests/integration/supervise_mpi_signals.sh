@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC §8 with the real mpirun on one host: SIGTERM to smtd reaches every
+# smtd(8) SIGNALS with the real mpirun on one host: SIGTERM to smtd reaches every
 # rank; a rank that ignores it is SIGKILLed after --grace; SIGUSR1 reaches
 # every rank and the job goes on; mpirun SIGKILLed from outside leaves
 # ranks that smtd kills; nothing of the job is left afterwards.

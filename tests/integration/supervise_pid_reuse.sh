@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 13 item 10: PIDs reused inside a PID namespace whose pid_max is
+# PIDs reused inside a PID namespace whose pid_max is
 # small.  An orphan's status is never handed to a later child with the same
 # PID, and a process read from /proc and then replaced is never signalled
 # (tests/helpers/pidreuse.c).

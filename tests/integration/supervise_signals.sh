@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPEC §8 on a standalone host: signals reach the job's process group;
+# smtd(8) SIGNALS on a standalone host: signals reach the job's process group;
 # SIGTERM stops it (exit 143); a process that ignores SIGTERM is killed after
 # --grace, one that outlives the program keeps the grace; SIGUSR1 is
 # forwarded and the job goes on; nothing is left behind.

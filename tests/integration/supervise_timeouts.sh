@@ -1,5 +1,5 @@
 #!/bin/sh
-# The timeouts that end a job that never came to anything (SPEC §4, §14;
+# The timeouts that end a job that never came to anything (smtd(8) Roles, Stalls;
 # smtd(8)), each on one host, each with a short value so that it fires:
 #  1. --start-timeout: a job whose ranks never print a line is Stalled
 #     once the start timeout has passed (the stall timeout, far longer,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The corpus of real configurations (tests/data/toolkit/, issue 21): for each
+# The corpus of real configurations (tests/data/toolkit/): for each
 # job, `smtd --dry-run --json` must give the rank command, the mpirun or
 # torchrun options and every variable with the value that the toolkit 4.5.0
 # run as the PyTorch container runs it gives (expected.json, written by

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""rank_bytes.py - did every rank's bytes arrive exactly?  (issue 14 tests)
+"""rank_bytes.py - did every rank's bytes arrive exactly?
 
     rank_bytes.py --ranks N --per-host P --expected DIR MODE STDOUT [LOGDIR]
 

@@ -176,7 +176,7 @@ smtd_check() {
 # kernel ended when it exited: a process of the job (it carries the job's
 # mark SMTD_JOB=, or it is mpirun, orted or torchrun) that ended at the
 # teardown was left behind.  sshd, its
-# sessions and what existed before the job may outlive smtd (SPEC §8); a
+# sessions and what existed before the job may outlive smtd (smtd(8) SIGNALS); a
 # host whose smtd was SIGKILLed (mh_vanish: exit 137) is not asked.
 SMTD_JOB_COMMS='mpirun|orted|prted|torchrun'
 smtd_nothing_left() {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 21, real jobs on 3 simulated hosts, smtd as every host's PID 1, the
+# Real jobs on 3 simulated hosts, smtd as every host's PID 1, the
 # configurations SageMaker really hands a container:
 #  1. A tuning job whose program is in a subdirectory: hyperparameters.json
 #     has _tuning_objective_metric (SageMaker's), list and dict values and a

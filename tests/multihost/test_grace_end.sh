@@ -1,6 +1,6 @@
 #!/bin/bash
-# Issue 23, item 7: smtd does not wait out the --grace once the ranks have
-# ended (SPEC §8; smtd(8) SIGNALS: the host exits within a second of its
+# smtd does not wait out the --grace once the ranks have
+# ended (smtd(8) SIGNALS; smtd(8) SIGNALS: the host exits within a second of its
 # last process).  3 hosts x 2 MPI ranks (tests/helpers/sigrank.c) that
 # trap SIGTERM, take 1 s to write a checkpoint and exit 0, under
 # --grace 30:
@@ -22,7 +22,7 @@ SIGRANK="$top_builddir/tests/helpers/sigrank"
 # its time, not smtd's (leaks are checked by every other test).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 GRACE=30
-# SPEC §8's second holds for the plain build (scripts/test.sh runs this test
+# The second of smtd(8) SIGNALS holds for the plain build (scripts/test.sh runs this test
 # on it too): measured 0.85 s from the last rank to the leader's exit on
 # this machine's 2 shared cores at load 9-15 (mpirun ends 0.34 s after
 # its ranks; smtd's own end and exit take the rest).  Built with the

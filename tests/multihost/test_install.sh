@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 21 item 7: the code directory is installed as the toolkit installs
+# The code directory is installed as the toolkit installs
 # it, on every host at once, before any rank starts, by the job's Python
 # (each host's own venv at /opt/ml/venv, first in PATH), with no network:
 # a requirements.txt naming a local package directory; a package (setup.py)

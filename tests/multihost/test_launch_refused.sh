@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 15: every distribution smtd does not launch, on a real start of
+# Every distribution smtd does not launch, on a real start of
 # smtd as PID 1 of 3 simulated hosts with sshd managed by smtd (not only
 # --dry-run, which tests/integration/config_launch.sh covers): each host
 # exits 2 at once with the one line on stderr and in its failure file, and

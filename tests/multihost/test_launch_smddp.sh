@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 15, real runs on 3 simulated hosts, smtd as every host's PID 1:
+# Real runs on 3 simulated hosts, smtd as every host's PID 1:
 #  1. SMDataParallel (sagemaker_distributed_dataparallel_enabled) with a
 #     stand-in smddprun on PATH: what reached each rank (SMDATAPARALLEL_*,
 #     NCCL_*, EFA variables, its own host's SM_CURRENT_HOST, the image's

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 15 (SPEC §13): torchrun on every host, for real, on 3 simulated
+# smtd(8) torchrun: torchrun on every host, for real, on 3 simulated
 # hosts with smtd as every host's PID 1: Debian's python3-torch (1.13),
 # gloo, 2 processes per host of a small DDP program (tests/helpers/ddp_job.py).
 #  1. Success: the toolkit's torchrun argv on every host, every process's
@@ -21,7 +21,7 @@
 # fewest that prove these points, each timed.
 #
 # Debian's torchrun fails at start under Python 3.11 unless --redirects and
-# --tee are given (issue 15): the "torchrun" first on PATH records the argv
+# --tee are given: the "torchrun" first on PATH records the argv
 # smtd gave it and runs tests/helpers/torchrun_wrapper.sh, which adds them.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
 . "$top_srcdir/tests/lib.sh"
@@ -70,7 +70,7 @@ EOF
 
 # torchrun_share: how long after the last torchrun ended (as its host's
 # smtd logged it) the last host ended: smtd's own share of the end, in
-# SHARE, within a second (SPEC §1: every host within a second of the job's
+# SHARE, within a second (smtd(8) DESCRIPTION: every host within a second of the job's
 # end); 1.5 s built with the sanitizers, whose exit alone took 1 s at load
 # 45 (0.13 s from torchrun's end to smtd's last log line, 1.08 s to the
 # host's end).

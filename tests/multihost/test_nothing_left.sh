@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23, item 1: "nothing of the job is left" (SPEC §8) is observed
+# Item 1: "nothing of the job is left" (smtd(8) SIGNALS) is observed
 # while smtd is alive, not after its namespace is gone.  smtd_nothing_left
 # (tests/multihost/smtd.sh) reads each host's nswatch report: a process of
 # the job that ended only when smtd (PID 1) exited was left behind.

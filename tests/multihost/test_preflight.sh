@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 25: preflight on 3 simulated hosts.  Each host checks itself
+# Preflight on 3 simulated hosts.  Each host checks itself
 # before the launch (its probe root stands for /dev, /proc and /sys: GPUs,
 # EFA devices, /dev/shm) and runs --preflight-command; one bad host ends
 # the job on every host as PreflightFailed (exit 1) before any rank runs,

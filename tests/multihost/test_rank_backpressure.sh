@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14, back-pressure: 3 hosts x 4 ranks write as fast as they can
+# Back-pressure: 3 hosts x 4 ranks write as fast as they can
 # (tests/helpers/outrank.c, BYTES each: long lines, 1 MiB writes, short
 # lines) while the leader's stdout is read at 2 MB/s (tests/helpers/
 # slowread.c on a FIFO).  Every byte of every rank arrives, in order, and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14, the job on a host is exactly its own processes (SPEC §8), with
+# The job on a host is exactly its own processes (smtd(8) SIGNALS), with
 # smtd started as many images start it: each host's init
 # (tests/multihost/entry-init.sh) starts sshd and a sidecar (a log shipper
 # stand-in: `sigrank --forever`, which records every signal it gets), then

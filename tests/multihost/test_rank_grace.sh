@@ -1,6 +1,6 @@
 #!/bin/bash
-# Issue 14, grace: every rank gets the stop from its own host's smtd and
-# has the whole --grace, whoever was signalled (SPEC §7, §8; smtd(8)
+# Grace: every rank gets the stop from its own host's smtd and
+# has the whole --grace, whoever was signalled (smtd(8) OUTPUT, SIGNALS; smtd(8)
 # SIGNALS, EXIT STATUS).  3 hosts x 2 ranks (tests/helpers/sigrank.c) that
 # trap SIGTERM, take GRACE - 2 s to write a checkpoint file and exit 0:
 #   a. SIGTERM to every host's PID 1 at once (a platform stop): every

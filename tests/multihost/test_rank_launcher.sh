@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14, the rank launcher (`smtctl rank -- PROGRAM`, SPEC §7, §9):
+# The rank launcher (`smtctl rank -- PROGRAM`, smtd(8) OUTPUT, The control API):
 #   1. A rank known from its start: 3 hosts x 2 ranks that sleep 5 s
 #      before MPI_Init (sigrank_mpi --pre-init-sleep).  Meanwhile
 #      `smtctl status --json` on each worker shows its own two ranks

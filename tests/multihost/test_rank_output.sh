@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14, output: 3 hosts x 2 ranks, each rank writing 10 MiB of awkward
+# Output: 3 hosts x 2 ranks, each rank writing 10 MiB of awkward
 # bytes (tests/helpers/outrank.c: 1 MiB writes of multi-byte UTF-8 with no
 # newline, lines of several MiB, control bytes, NULs, invalid UTF-8, tag
 # lookalikes, writes cut anywhere).  The job succeeds; the leader's stdout

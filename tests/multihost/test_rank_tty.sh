@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 21 (SPEC §7): a rank's stdout behaves as under mpirun, where it is
+# smtd(8) OUTPUT: a rank's stdout behaves as under mpirun, where it is
 # a terminal.  3 simulated hosts x 2 ranks, --stall-timeout 4: the even
 # ranks are Python printing "py tick N TIME" every 0.3 s with print() and
 # no flush, the odd ones tests/helpers/ttyrank, the same with C's printf,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 24 (SPEC §15): restarts in place, on 3 simulated hosts x 2 ranks.
+# smtd(8) Restarts: restarts in place, on 3 simulated hosts x 2 ranks.
 #  1. Real PyTorch DDP under torchrun (gloo, /usr/bin/python3), the
 #     hyperparameter sagemaker_max_restarts 1: tests/helpers/ddp_ckpt.py
 #     checkpoints every 4 steps on rank 0's host; in attempt 0 rank 4

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Signals on simulated hosts with smtd as every host's PID 1 (SPEC §8,
-# smtd(8) SIGNALS), and /metrics of a job whose output is known (SPEC §9):
+# Signals on simulated hosts with smtd as every host's PID 1 (smtd(8) SIGNALS,
+# smtd(8) SIGNALS), and /metrics of a job whose output is known (smtd(8) The control API):
 #  a. 3 hosts x 2 ranks (tests/helpers/sigrank.c, each prints one line and
 #     records every signal it gets).  /metrics on every host: the peers
 #     ready on the leader, the lines and bytes forwarded on each host; sshd

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6: real jobs across 3 simulated hosts, smtd as every host's PID 1:
+# Real jobs across 3 simulated hosts, smtd as every host's PID 1:
 # C MPI_Allreduce, mpi4py with each rank's own host, custom MPI options
 # with quoted values, and a worker that starts late.
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16 (SPEC §14): a stuck job on 3 simulated hosts x 2 ranks is
+# smtd(8) Stalls: a stuck job on 3 simulated hosts x 2 ranks is
 # noticed, every rank's stack is read on its own host, the odd rank is
 # named, and the job ends on every host.
 #  1. Real PyTorch under torchrun (Debian's python3-torch 1.13, gloo, CPU):
@@ -84,7 +84,7 @@ else
 	echo "---- torchrun"
 	D=$T/ddp
 	mkdir -p "$D/bin"
-	# Debian's torchrun under Python 3.11 needs --redirects/--tee (issue 15).
+	# Debian's torchrun under Python 3.11 needs --redirects/--tee.
 	ln -s "$HELPERS/torchrun_wrapper.sh" "$D/bin/torchrun"
 	mh_setup 3 "$D"
 	for k in 1 2 3; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16 (SPEC §14, §9): what is progress, and stacks on demand, on 3
+# smtd(8) Stalls, The control API: what is progress, and stacks on demand, on 3
 # simulated hosts x 2 ranks (mpi4py under mpirun).
 #  1. Only rank 0 writes, a line every 0.5 s, for 2.5 x --stall-timeout 3,
 #     while the others wait without a word: not stalled, success everywhere.

@@ -632,7 +632,7 @@ static void test_missing_ops(void **state)
 }
 
 
-/* Issue 13, item 6: every byte of the request line and the headers counts,
+/* Every byte of the request line and the headers counts,
  * separators and line ends too. */
 static void test_header_bytes_all_counted(void **state)
 {
@@ -672,7 +672,7 @@ static void test_header_bytes_all_counted(void **state)
 	}
 }
 
-/* Issue 13, item 2: only a trusted peer on the Unix socket speaks for the
+/* Only a trusted peer on the Unix socket speaks for the
  * leader. */
 static void test_leader_header_trusted_only(void **state)
 {
@@ -695,7 +695,7 @@ static void test_leader_header_trusted_only(void **state)
 	(void)state;
 }
 
-/* Issue 13, item 3: pipelined requests are answered one at a time, each
+/* Pipelined requests are answered one at a time, each
  * only when the caller asks for the next. */
 static void test_pipelined_one_at_a_time(void **state)
 {
@@ -887,7 +887,7 @@ static void test_render_in_steps(void **state)
 	smt_httpconn_free(c);
 }
 
-/* Issue 13, item 5: a long poll that closes the connection is held and
+/* A long poll that closes the connection is held and
  * then answered, and releasing it never touches a parser in error state
  * (libhttp-parser asserts on that: an abort of PID 1). */
 static void test_long_poll_that_closes(void **state)

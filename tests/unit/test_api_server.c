@@ -534,7 +534,7 @@ static void test_no_linger(void **state)
 }
 
 
-/* Issue 13, item 7: at close, idle clients and clients in the middle of a
+/* At close, idle clients and clients in the middle of a
  * request are closed at once; only the leader's channel lingers. */
 static void test_close_does_not_wait_for_clients(void **state)
 {
@@ -573,7 +573,7 @@ static void test_close_does_not_wait_for_clients(void **state)
 	assert_int_equal(e->closed, 1);
 }
 
-/* Issue 13, item 2: "X-Smtd-Leader" over TCP buys nothing - no idle
+/* Item 2: "X-Smtd-Leader" over TCP buys nothing - no idle
  * exemption, no leader contact - and TCP clients have their own, smaller
  * limit that leaves the Unix socket's places alone. */
 static void test_tcp_limit_and_no_leader(void **state)
@@ -621,7 +621,7 @@ static void test_tcp_limit_and_no_leader(void **state)
 		close(unx[i]);
 }
 
-/* Issue 13, item 5: a long poll with "Connection: close" or HTTP/1.0 is
+/* A long poll with "Connection: close" or HTTP/1.0 is
  * answered - at its timeout or when the status changes - then closed. */
 static void test_long_poll_that_closes(void **state)
 {
@@ -686,7 +686,7 @@ static void test_close_right_after_notify(void **state)
 	assert_int_equal(e->closed, 1);
 }
 
-/* Issue 13, item 5: after an answer that ends the connection the server
+/* After an answer that ends the connection the server
  * half-closes and reads what the client still sends, until the client
  * ends or DRAIN_MS (1 s) pass; then it closes. */
 static void test_drain_after_closing_answer(void **state)
@@ -763,7 +763,7 @@ static void read_answers(struct env *e, int *fds, int nfds, int n, size_t size)
 	free(lens);
 }
 
-/* Issue 13, item 3: pipelined requests are rendered only while the
+/* Pipelined requests are rendered only while the
  * connection's unsent answers are under its cap, and large answers only
  * while all unsent answers are under the total; a small request of
  * another client is answered meanwhile; nothing is lost. */

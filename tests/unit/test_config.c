@@ -1,4 +1,4 @@
-/* test_config.c - the job files: every rule of SPEC §3, from memory. */
+/* test_config.c - the job files: every rule of smtd-config(5), from memory. */
 #include "config.h"
 
 #include <errno.h>
@@ -252,7 +252,7 @@ static void test_distribution_hps(void **state)
 	bad(rc, "{\"sagemaker_instance_type\":2}", HPP ": sagemaker_instance_type: 2 is not a string; fix the value");
 }
 
-/* Issue 13, item 8: DNS names are not case-sensitive: algo-1 and ALGO-1
+/* DNS names are not case-sensitive: algo-1 and ALGO-1
  * are one host listed twice. */
 static void test_hosts_case_insensitive(void **state)
 {
@@ -273,7 +273,7 @@ static void test_hosts_case_insensitive(void **state)
 	smt_jobconfig_free(c);
 }
 
-/* Issue 13, item 8: a count is a JSON integer or a string of digits; what
+/* A count is a JSON integer or a string of digits; what
  * JSON would also read as an integer (" 2", "2\n") is refused. */
 static void test_hp_counts_strict(void **state)
 {
@@ -300,7 +300,7 @@ static void test_hp_counts_strict(void **state)
 	smt_jobconfig_free(c);
 }
 
-/* Issue 13, item 8: whatever a file or a name brings in, a message is one
+/* Whatever a file or a name brings in, a message is one
  * line: control characters are escaped. */
 static void test_messages_one_line(void **state)
 {
@@ -329,7 +329,7 @@ static void test_messages_one_line(void **state)
 	assert_non_null(strstr(err, "\"a\\nb\": not a valid channel name"));
 }
 
-/* Issue 16: sagemaker_stall_timeout, a number of seconds written as the
+/* Sagemaker_stall_timeout, a number of seconds written as the
  * options take it. */
 static void test_stall_timeout(void **state)
 {

@@ -99,7 +99,7 @@ static char *btl_of(struct smt_mpiargv_in *in)
 	return v;
 }
 
-/* SPEC §6's btl ^openib keeps the site's own choice (Debian's ^uct,openib,ofi). */
+/* the btl ^openib of smtd(8) The mpirun command line keeps the site's own choice (Debian's ^uct,openib,ofi). */
 static void test_site_btl(void **state)
 {
 	static const struct { const char *site, *want; } cases[] = {

@@ -136,7 +136,7 @@ static void test_launch(void **state)
 	    "SMTD_LAUNCH: 'MPI' is not one of auto, standalone, mpi, smddp, torchrun");
 }
 
-/* Issue 13, item 8: numbers are digits (and one decimal point for seconds)
+/* Numbers are digits (and one decimal point for seconds)
  * from the command line and the environment alike; nothing else is
  * guessed at. */
 static void test_strict_numbers(void **state)
@@ -193,7 +193,7 @@ static void test_strict_numbers(void **state)
 	smt_options_free(&o);
 }
 
-/* Issue 13, item 8: control characters in a value never reach a message
+/* Control characters in a value never reach a message
  * raw, and paths and names may not hold any. */
 static void test_one_line_messages(void **state)
 {
@@ -227,7 +227,7 @@ static void test_one_line_messages(void **state)
 	bad((char *[]){ "smtd", NULL }, (char *[]){ long_env, NULL }, msg);
 }
 
-/* Issue 16: --progress-pattern is checked when it is read, so --dry-run
+/* --progress-pattern is checked when it is read, so --dry-run
  * and the start say the same, before anything runs. */
 static void test_progress_pattern(void **state)
 {
@@ -255,7 +255,7 @@ static void test_progress_pattern(void **state)
 	    "(digits and at most one decimal point, like 30 or 2.5)");
 }
 
-/* Issue 13, item 8: a bad --health-listen is reported as such. */
+/* A bad --health-listen is reported as such. */
 static void test_health_listen(void **state)
 {
 	static const char *const badv[] = {

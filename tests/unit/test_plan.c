@@ -368,7 +368,7 @@ static void set_two_hosts(struct fixture *f, const char *host, const char *type)
 	write_file(f, "resourceconfig.json", text);
 }
 
-/* The launch, from the hyperparameters and the options, in the order of SPEC §4. */
+/* The launch, from the hyperparameters and the options, in the order of smtd(8) Roles. */
 static void test_launch_choice(void **state)
 {
 	static const struct {
@@ -467,7 +467,7 @@ static void test_unsupported(void **state)
 	}
 }
 
-/* A sagemaker_*_enabled key smtd does not know: a warning, and the job runs (issue 21). */
+/* A sagemaker_*_enabled key smtd does not know: a warning, and the job runs. */
 static void test_unknown_setting(void **state)
 {
 	struct fixture *f = *state;
@@ -483,7 +483,7 @@ static void test_unknown_setting(void **state)
 	smt_plan_free(p);
 }
 
-/* torchrun on every distribution host (SPEC §13). */
+/* torchrun on every distribution host (smtd(8) torchrun). */
 static void test_torchrun(void **state)
 {
 	struct fixture *f = *state;
@@ -604,7 +604,7 @@ static void test_smddp(void **state)
 	assert_null(smt_plan_argv(p));
 	assert_non_null(smt_plan_mpi_argv(p));
 	smt_plan_free(p);
-	/* Without smddprun the job would not be data parallel: refused on every host (issue 21). */
+	/* Without smddprun the job would not be data parallel: refused on every host. */
 	assert_string_equal(build_error(f, NULL, (char *[]){ "PATH=/nonexistent", NULL }),
 			    "smddprun is not on PATH (/nonexistent): SMDataParallel (sagemaker_distributed_dataparallel_enabled is true in hyperparameters.json) needs it on every host; install the smdistributed dataparallel library in the image, or choose another launch with --launch");
 

@@ -1,6 +1,6 @@
 /*
  * test_ranktty.c - a rank's stdout as a pseudo-terminal (client/ranktty.h,
- * SPEC §7), on a real libuv loop with real ptys:
+ * smtd(8) OUTPUT), on a real libuv loop with real ptys:
  *  - smtctl_rank_pty gives a raw pty nobody controls;
  *  - the output hub (output.h) takes every byte a rank wrote to the pty,
  *    its last ones included, after the rank closed it (a read of a pty
