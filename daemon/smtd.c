@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -69,6 +70,50 @@ static int config_error(const struct smt_options *opts, const char *msg)
 	return SMT_EXIT_CONFIG;
 }
 
+/*
+ * Open files: the leader holds about 3 descriptors per worker (its
+ * channels' sockets and pipes) and mpirun about as many (its ssh to every
+ * host), so a 1000-host job needs some 3,000 where a container's soft
+ * limit may be 1024.  The soft limit goes up to the hard one, for smtd and
+ * what it starts (mpirun inherits it); a hard limit too low for the job's
+ * hosts is said, with what to do, before it fails halfway.
+ */
+#define NOFILE_BASE 256
+#define NOFILE_PER_HOST 4
+#define NOFILE_MAX (1 << 20)
+
+static void raise_nofile(const struct smt_plan *plan)
+{
+	struct rlimit rl;
+	rlim_t want = NOFILE_MAX, need = NOFILE_BASE + NOFILE_PER_HOST * (rlim_t)smt_plan_host_count(plan);
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+		want = rl.rlim_max;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		goto check;
+	{
+		rlim_t was = rl.rlim_cur;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			smt_warn("cannot raise the open files limit from %llu to %llu: %s",
+				 (unsigned long long)was, (unsigned long long)want, strerror(errno));
+			rl.rlim_cur = was;
+		} else {
+			smt_debug("open files: soft limit %llu, was %llu", (unsigned long long)want,
+				  (unsigned long long)was);
+		}
+	}
+check:
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		smt_warn("open files: the limit is %llu, and a job of %zu hosts needs about %llu on "
+			 "the leader; raise the hard limit (docker run --ulimit nofile=%llu:%llu, "
+			 "LimitNOFILE= in a systemd unit)", (unsigned long long)rl.rlim_cur,
+			 smt_plan_host_count(plan), (unsigned long long)need, (unsigned long long)need,
+			 (unsigned long long)need);
+}
+
 int main(int argc, char **argv)
 {
 	struct smt_options opts;
@@ -103,6 +148,7 @@ int main(int argc, char **argv)
 	 * operator looks when the job does not do what was asked. */
 	for (char *const *w = smt_plan_warnings(plan); w && *w; w++)
 		smt_warn("%s", *w);
+	raise_nofile(plan);
 	rc = smt_daemon_run(plan);
 out:
 	smt_plan_free(plan);

@@ -7,6 +7,7 @@ tests_helpers_sigrank_LDFLAGS =
 
 CORE_TESTS = \
 	tests/integration/supervise_standalone.sh \
+	tests/integration/supervise_nofile.sh \
 	tests/integration/supervise_signals.sh \
 	tests/integration/supervise_pid1.sh \
 	tests/integration/supervise_oom.sh \
