@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +238,7 @@ static void usage(FILE *f)
 		"  ready                      exit 0 when the job runs or has succeeded, 1 when not\n"
 		"  logs [-n N] [--rank R] [--json]\n"
 		"                             the last N (default %d) lines of the job's output\n"
-		"  stacks [--json]            every rank's stack, grouped (the job goes on)\n"
+		"  stacks [--json] [--timeout S]  every rank's stack, grouped (the job goes on)\n"
 		"  restart                    end the running job on every host and start it again\n"
 		"  version                    the versions of smtctl and smtd\n"
 		"  dial-stdio                 join stdin and stdout to the daemon's socket\n"
@@ -631,6 +632,14 @@ static int cmd_logs(const struct ctl *ctl, int argc, char **argv)
 
 /* ---- stacks ---- */
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* The state of collection ID in a status: 1 done, 0 not yet, -1 absent. */
 static int stacks_state(json_t *st, json_int_t id)
 {
@@ -649,21 +658,36 @@ static int stacks_state(json_t *st, json_int_t id)
 static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
+		{ "json", no_argument, NULL, 'j' }, { "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 } };
 	int as_json = 0, c, ret;
+	long seconds = 0;
 	struct reply r;
 	json_t *v, *st = NULL;
 	json_int_t id, gen;
-	char path[160];
+	char path[160], body[64] = "{}";
+	uint64_t deadline;
 
 	while ((c = command_opt(argc, argv, "", opts)) != -1) {
-		if (c != 'j')
+		switch (c) {
+		case 'j':
+			as_json = 1;
+			break;
+		case 't':
+			if (parse_count(optarg, SMT_STACKS_TIMEOUT_MAX_S, &seconds) < 0 || seconds < 1)
+				return usage_error("--timeout needs seconds from 1 to %d, not '%s'",
+						   SMT_STACKS_TIMEOUT_MAX_S, optarg);
+			snprintf(body, sizeof(body), "{\"%s\":%ld}", SMT_F_TIMEOUT_MS, seconds * 1000);
+			break;
+		default:
 			return SMTCTL_EXIT_USAGE;
-		as_json = 1;
+		}
 	}
 	if ((ret = no_more_args(argc, argv)))
 		return ret;
-	if ((ret = request(ctl, "POST", SMT_PATH_STACKS, "{}", &r)))
+	/* The hosts' time, their answers' slack, and a margin. */
+	deadline = now_ms() + (uint64_t)(seconds ? seconds : SMT_STACKS_TIMEOUT_S) * 1000 + 20000;
+	if ((ret = request(ctl, "POST", SMT_PATH_STACKS, body, &r)))
 		return ret;
 	if (r.status != 202 && r.status != 409) {
 		ret = reply_error(ctl, &r);
@@ -688,7 +712,7 @@ static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 	json_decref(v);
 	/* Until the status says it is done: each answer comes when the status
 	 * changes, or after a few seconds. */
-	for (int round = 0;; round++) {
+	for (;;) {
 		if ((ret = get_status(ctl, &r, &st)))
 			return ret;
 		free(r.body);
@@ -697,7 +721,7 @@ static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 		json_decref(st);
 		if (done == 1)
 			break;
-		if (done < 0 || round > 12) {
+		if (done < 0 || now_ms() > deadline) {
 			fprintf(stderr, "smtctl: the stacks were not collected (collection %" JSON_INTEGER_FORMAT
 				" %s)\n", id, done < 0 ? "is gone" : "took too long");
 			return SMTCTL_EXIT_NOT_OK;

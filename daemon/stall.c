@@ -39,7 +39,7 @@
  * CPUs, take 3-5 s.
  */
 #define ABORT_COLLECT_MS 2000
-#define LIVE_COLLECT_MS 10000
+#define LIVE_COLLECT_MS (SMT_STACKS_TIMEOUT_S * 1000)
 /*
  * A job-wide abort first stops every Python rank on every host, and aborts
  * them only this long after: the request must have reached every worker
@@ -53,7 +53,7 @@
 #define FREEZE_MAX_MS 5000
 /* A leader asking for more or less is taken within these bounds. */
 #define COLLECT_MIN_MS 500
-#define COLLECT_MAX_MS 60000
+#define COLLECT_MAX_MS (SMT_STACKS_TIMEOUT_MAX_S * 1000)
 /* Their answers may take this much more to reach the leader. */
 #define COLLECT_SLACK_MS 2000
 /* A host's own reads always answer by their time limit; this is only in
@@ -437,11 +437,12 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 		return 409;
 	}
 	/* The leader numbers its collections and gives their time limit; a
-	 * worker takes both. */
+	 * worker takes both.  A live read's limit may come from the client
+	 * (smtctl stacks --timeout), on a machine whose CPUs are busy. */
 	id = json_is_integer(jid) ? (int)json_integer_value(jid) : ++s->next_id;
 	if (id > s->next_id)
 		s->next_id = id;
-	if (!is_leader(d) && json_is_integer(jt)) {
+	if (json_is_integer(jt)) {
 		json_int_t v = json_integer_value(jt);
 		timeout_ms = v < COLLECT_MIN_MS ? COLLECT_MIN_MS
 			     : v > COLLECT_MAX_MS ? COLLECT_MAX_MS : (unsigned)v;

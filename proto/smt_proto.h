@@ -71,6 +71,10 @@
 #define SMT_Q_MAX     "max"
 #define SMT_LOGS_TAIL_DEFAULT 100
 #define SMT_LOGS_TAIL_MAX     100000
+/* POST /v1/stacks {"timeout_ms": N}: how long each host has to read its
+ * ranks' stacks live, unless asked otherwise, and at most. */
+#define SMT_STACKS_TIMEOUT_S     10
+#define SMT_STACKS_TIMEOUT_MAX_S 60
 
 /* The highest signal number POST /v1/kill accepts (smt_signal_parse too). */
 #define SMT_SIGNAL_MAX 64

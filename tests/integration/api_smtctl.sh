@@ -77,6 +77,11 @@ run u5 --socket "$S" logs -n x
 assert_eq "$rc" 2 "bad -n"
 run u6 --socket "$S" status extra
 assert_eq "$rc" 2 "extra argument"
+for bad in 0 61 x 5s; do
+	run u8 --socket "$S" stacks --timeout "$bad"
+	assert_eq "$rc" 2 "stacks --timeout $bad"
+	assert_contains "$T/u8.2" "smtctl: --timeout needs seconds from 1 to 60, not '$bad'" "stacks --timeout $bad message"
+done
 run u7 --help
 assert_eq "$rc" 0 "--help"
 assert_contains "$T/u7.1" "dial-stdio" "help lists dial-stdio"

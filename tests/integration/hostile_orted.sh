@@ -54,7 +54,9 @@ if pid == 0:
     ctypes.CDLL(None).prctl(15, b'orted', 0, 0, 0)
     time.sleep(300)
     sys.exit(0)
-open('$T/nb/fake.pid', 'w').write(str(pid))
+# Whole or not at all: the test reads it as soon as the name exists.
+open('$T/nb/fake.pid.new', 'w').write(str(pid))
+os.rename('$T/nb/fake.pid.new', '$T/nb/fake.pid')
 os.waitpid(pid, 0)
 " &
 FAKE_PARENT=$!

@@ -27,6 +27,9 @@ pybt=0
 if have gdb && [ -f /usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py ]; then
 	pybt=1
 fi
+# 3 reads of gdb (1-2 s of CPU each, more for torch's many threads) on 2
+# CPUs shared with other tests: more than stacks_read's default 10 s.
+READ_MS=30000
 reader=0
 if have gdb || have eu-stack; then
 	reader=1
@@ -126,7 +129,8 @@ if have mpirun && [ -x "$PY" ] && "$PY" -c 'import mpi4py' 2>/dev/null; then
 	assert_eq "$(echo $pids | wc -w)" 3 "three ranks"
 	if [ $reader = 1 ]; then
 		# shellcheck disable=SC2086
-		"$READ" --group $pids > "$T/mpi.stacks" || fail "reading the ranks failed"
+		"$READ" --timeout $READ_MS --group $pids > "$T/mpi.stacks" ||
+			{ cat "$T/mpi.stacks" >&2; fail "reading the ranks failed"; }
 		if [ $pybt = 1 ]; then
 			assert_contains "$T/mpi.stacks" \
 				"summary: rank 2 on local is in time.sleep (mpi_stall.py:18) while 2 ranks wait in comm.Barrier (mpi_stall.py:28)" \
@@ -171,7 +175,8 @@ if [ -x "$PY" ] && "$PY" -c 'import torch.distributed' 2>/dev/null && have torch
 	assert_not_contains "$T/ddp.out" "step 2 loss" "no rank passed the stalled all-reduce"
 	if [ $reader = 1 ]; then
 		# shellcheck disable=SC2086
-		"$READ" --group $pids > "$T/ddp.stacks" || fail "reading the ranks failed"
+		"$READ" --timeout $READ_MS --group $pids > "$T/ddp.stacks" ||
+			{ cat "$T/ddp.stacks" >&2; fail "reading the ranks failed"; }
 		if [ $pybt = 1 ]; then
 			assert_contains "$T/ddp.stacks" \
 				"summary: rank 1 on local is in time.sleep (ddp_stall.py:44) while 2 ranks wait in dist.all_reduce (ddp_stall.py:66)" \

@@ -15,20 +15,24 @@ smt_tmpdir
 /usr/bin/python3 -c 'import venv, pip' 2>/dev/null || skip "no python3-venv or python3-pip (scripts/setup.sh)"
 
 D=$T/inst
-mkdir -p "$D/pkg/mypkg"
+mkdir -p "$D"
 mh_setup 3 "$D"
-# A local package, found by path: pip needs no index.
-printf 'from setuptools import setup\nsetup(name="mypkg", version="1.0", packages=["mypkg"])\n' >"$D/pkg/setup.py"
-printf 'X = 42\n' >"$D/pkg/mypkg/__init__.py"
 for k in 1 2 3; do
 	h=$(mh_host_dir $k)
+	# A local package, found by path: pip needs no index.  One copy per
+	# host, as on real hosts: pip builds in the source directory, and three
+	# builds in one directory at once take each other's files (a wheel
+	# without the package, "installed" all the same).
+	mkdir -p "$h/pkg/mypkg"
+	printf 'from setuptools import setup\nsetup(name="mypkg", version="1.0", packages=["mypkg"])\n' >"$h/pkg/setup.py"
+	printf 'X = 42\n' >"$h/pkg/mypkg/__init__.py"
 	# The job's Python: a venv of Debian's (mpi4py from its site
 	# packages), seen as /opt/ml/venv on its host only.
 	/usr/bin/python3 -m venv --system-site-packages --without-pip "$h/ml/venv" ||
 		fail "cannot make a venv"
 	printf 'import socket, mypkg\nopen("%s/ran-" + socket.gethostname(), "w").close()\nprint("mypkg", mypkg.X, "on", socket.gethostname(), mypkg.__file__, "as", __spec__.name if __spec__ else "a script")\n' \
 		"$D" >"$h/ml/code/train.py"
-	echo "$D/pkg" >"$h/ml/code/requirements.txt"
+	echo "$h/pkg" >"$h/ml/code/requirements.txt"
 done
 export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 HP='{"sagemaker_program": "\"train.py\"", "sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "1"}'
