@@ -90,11 +90,18 @@ wait $stamper
 last=$(grep -E '"line":"progress step' "$D/stamped" | tail -1 | cut -d' ' -f1)
 beats=$(grep -cE '"line":"heartbeat [3-9]"' "$D/stamped")
 [ "$beats" -ge 1 ] || fail "no heartbeat after the progress lines stopped"
+# Said 3 s (+-0.5 s) after the last progress line, every host ended within
+# 3 + 2.5 s of it (as in test_stall.sh's check_timing).
+said=$(grep -F -- "the job is stalled: " "$D/stamped" | head -1 | cut -d' ' -f1)
+[ -n "$said" ] || fail "the leader never said the job was stalled"
+awk -v e="$said" -v l="$last" 'BEGIN { d = e - l
+	printf "the leader said it %.2f s after the last progress line\n", d
+	exit !(d >= 2.5 && d <= 3.5) }' || { smtd_show_all; fail "the leader did not say the job was stalled 3 s (+-0.5 s) after the last progress line"; }
 for k in 1 2 3; do
 	t=T_END_$k
 	awk -v e="${!t}" -v l="$last" 'BEGIN { d = e - l
 		printf "algo-'$k' ended %.2f s after the last progress line\n", d
-		exit !(d >= 2.5 && d <= 8) }' || { smtd_show_all; fail "algo-$k did not end 3..8 s after the last progress line"; }
+		exit !(d >= 3 && d <= 5.5) }' || { smtd_show_all; fail "algo-$k did not end 3..5.5 s after the last progress line"; }
 done
 # "all": no rank stopped 1 s before every other; else "RANK HOST".
 quiet=$(/usr/bin/python3 - "$(smtd_console 1)" <<'PY'
