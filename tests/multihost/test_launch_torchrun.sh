@@ -15,9 +15,12 @@
 #     algo-3, algo-3 ends LostLeader naming algo-1, every host within
 #     seconds of the peer timeout (torchrun's own rendezvous would wait
 #     for its 30 s or more), nothing left.
+#  5. The host algo-3 itself is lost (its link goes silent, then every
+#     process on it is killed): the leader and algo-2 end LostHost naming
+#     algo-3 within seconds of the peer timeout, nothing left.
 # After each: every host's exit code and result file, no process left, and
 # how soon after the last process (or the exception) every host ended.
-# Each job starts 9 Python processes that import torch: four jobs, the
+# Each job starts 9 Python processes that import torch: five jobs, the
 # fewest that prove these points, each timed.
 #
 # Debian's torchrun fails at start under Python 3.11 unless --redirects and
@@ -280,5 +283,21 @@ smtd_nothing_left
 # (--peer-timeout + 1.9 s) at load 17-60.
 awk -v s="$SINCE" -v pt=$PT 'BEGIN { exit !(s <= pt + 4) }' ||
 	{ smtd_show_all; fail "the hosts ended $SINCE s after the link went down (> --peer-timeout $PT + 4 s)"; }
+mh_teardown
+
+# ---- 5. algo-3 is lost: the machine, not only its link ----
+D=$T/host
+JOB_OPTS="--peer-timeout $PT" job host "$(hp '"hold": "'"$T"'/host/never"')"
+wait_marks ready
+t0=$EPOCHREALTIME
+mh_vanish 3
+smtd_wait_all 60
+smtd_time_since "$t0"
+smtd_check 1 3 "LostHost" "algo-3"
+smtd_check 2 3 "algo-3"
+smtd_nothing_left
+# As for the link: the peer timeout, then the torchruns' end.
+awk -v s="$SINCE" -v pt=$PT 'BEGIN { exit !(s <= pt + 4) }' ||
+	{ smtd_show_all; fail "the hosts ended $SINCE s after algo-3 was lost (> --peer-timeout $PT + 4 s)"; }
 mh_teardown
 echo ok
