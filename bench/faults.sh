@@ -83,14 +83,23 @@ fault_check() {
 }
 
 # ---- B1: trivial 3-host job, start to every host exited ----
+# b1_smtd [NAME SMTD-OPTIONS...]: R, the time; CHECKS, the slowest host's
+# built-in preflight checks as its log gives them (ms).
 b1_smtd() {
-	local t0 t1
-	fault_setup b1s
+	local t0 t1 name=${1:-b1s} k ms
+	[ $# = 0 ] || shift
+	fault_setup "$name"
 	t0=$(bench_now)
-	for k in 1 2 3; do smtd_start $k -- "$MPIDIR/mpi_job" allreduce; done
+	for k in 1 2 3; do smtd_start $k "$@" -- "$MPIDIR/mpi_job" allreduce; done
 	last_exit 1 2 3; t1=$LAST
 	R=$(bench_sub "$t1" "$t0")
 	fault_check "algo-1=0 algo-2=0 algo-3=0" B1 || R=failed
+	CHECKS=
+	for k in 1 2 3; do
+		ms=$(sed -n 's/.*: built-in checks passed in \([0-9.]*\) ms.*/\1/p' "$(smtd_console $k)" | head -1)
+		[ -n "$ms" ] || continue
+		CHECKS=$(max_of $CHECKS $ms)
+	done
 	fault_teardown
 }
 
@@ -214,11 +223,15 @@ fault_run() {
 }
 
 bench_b1b2() {
-	local i b1s= b1b= b1x= b2s= b2b= r2m=
+	local i b1s= b1b= b1x= b2s= b2b= r2m= b1n= b1c=
 	for ((i = 1; i <= RUNS; i++)); do
 		bench_log "B1/B2 run $i of $RUNS"
 		RUN_NO=$i
 		b1_smtd; b1s="$b1s $R"
+		[ -z "$CHECKS" ] || b1c="$b1c $CHECKS"
+		# The same job without the built-in preflight checks (every one
+		# that applies here: shared memory and free disk).
+		b1_smtd b1n --no-gpu-check --no-efa-check --min-shm 0 --min-free-disk 0; b1n="$b1n $R"
 		b1_base; b1b="$b1b $R"
 		b1_base_argv; b1x="$b1x $R"
 		b2_smtd; b2s="$b2s ${R% *}"; r2m="$r2m ${R#* }"
@@ -226,6 +239,8 @@ bench_b1b2() {
 	done
 	bench_record B1 "trivial 3-host job (3x2 ranks): start to every host exited" s "≤ baseline + 0.3 s" "$b1s" "$b1b"
 	bench_record B1x "B1, baseline mpirun with smtd's own argv (sshd already up, mpirun only)" s "—" "$b1s" "$b1x"
+	bench_record B1p "B1 with the built-in preflight checks (baseline: the same job without them, same run)" s "≤ baseline + 0.02 s" "$b1s" "$b1n"
+	bench_record B1c "built-in preflight checks' own time, the slowest host of each B1 run (smtd's log)" ms "≤ 20 ms" "${b1c:-failed}" ""
 	bench_record B2 "rank-sigkill (a rank on algo-2 SIGKILLed): fault to every host exited (baseline: mpirun's exit)" s "≤ baseline + 0.5 s" "$b2s" "$b2b"
 	bench_record rank-sigkill "rank-sigkill: mpirun's exit to every host exited" s "≤ 1 s" "$r2m" ""
 }
