@@ -270,8 +270,10 @@ int smtctl_rank(const char *socket_path, char **cmd)
 	}
 	if ((rc = smtctl_rank_pty(&outp[0], &outp[1])) < 0) {
 		/* Still a working rank, only with its lines held by stdio. */
-		fprintf(stderr, "smtctl rank: rank %ld: no pseudo-terminal (%s): its stdout is a pipe, "
-			"so stdio holds its lines until a buffer fills\n", rank, strerror(-rc));
+		fprintf(stderr,
+			"smtctl rank: rank %ld: no pseudo-terminal (%s): its stdout is a pipe, "
+			"so stdio holds its lines until a buffer fills\n",
+			rank, strerror(-rc));
 		if (pipe2(outp, O_CLOEXEC) < 0)
 			outp[0] = outp[1] = -1;
 	}
@@ -361,11 +363,14 @@ int smtctl_rank(const char *socket_path, char **cmd)
 	json_int_t end_ms = (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	if (exec_err) {
 		fprintf(stderr, "smtctl rank: cannot execute %s: %s\n", cmd[0], strerror(exec_err));
-		send_msg(fd, json_pack("{s:s, s:i, s:I}", SMT_F_OP, "exit", SMT_F_EXEC_ERRNO, exec_err,
-				       SMT_F_END_MS, end_ms), NULL, 0);
+		send_msg(fd,
+			 json_pack("{s:s, s:i, s:I}", SMT_F_OP, "exit", SMT_F_EXEC_ERRNO, exec_err,
+				   SMT_F_END_MS, end_ms),
+			 NULL, 0);
 	} else {
-		send_msg(fd, json_pack("{s:s, s:i, s:I, s:I}", SMT_F_OP, "exit", SMT_F_STATUS, wstatus,
-				       SMT_F_END_MS, end_ms, SMT_F_MAXRSS_KB, (json_int_t)ru.ru_maxrss),
+		send_msg(fd,
+			 json_pack("{s:s, s:i, s:I, s:I}", SMT_F_OP, "exit", SMT_F_STATUS, wstatus,
+				   SMT_F_END_MS, end_ms, SMT_F_MAXRSS_KB, (json_int_t)ru.ru_maxrss),
 			 NULL, 0);
 	}
 	close(fd);

@@ -77,8 +77,10 @@ void smtctl_exec(char **cmd)
 int smtctl_connect_error(const char *path, int err)
 {
 	if (err == EACCES || err == EPERM) {
-		fprintf(stderr, "smtctl: permission denied on %s: %s "
-			"(run as root or as a member of the socket's group)\n", path, strerror(err));
+		fprintf(stderr,
+			"smtctl: permission denied on %s: %s "
+			"(run as root or as a member of the socket's group)\n",
+			path, strerror(err));
 		return SMTCTL_EXIT_DENIED;
 	}
 	fprintf(stderr, "smtctl: cannot reach smtd at %s: %s (is smtd running?)\n",
@@ -233,13 +235,16 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  status [--json]            the daemon's role, state, hosts and job\n"
-		"  kill [-s SIGNAL]           send SIGNAL (name or number, default TERM) to the job\n"
+		"  kill [-s SIGNAL]           send SIGNAL (name or number, default TERM) to the "
+		"job\n"
 		"  health                     exit 0 when the daemon is healthy, 1 when not\n"
-		"  ready                      exit 0 when the job runs or has succeeded, 1 when not\n"
+		"  ready                      exit 0 when the job runs or has succeeded, 1 when "
+		"not\n"
 		"  logs [-n N] [--rank R] [--json]\n"
 		"                             the last N (default %d) lines of the job's output\n"
 		"  stacks [--json] [--timeout S]  every rank's stack, grouped (the job goes on)\n"
-		"  restart                    end the running job on every host and start it again\n"
+		"  restart                    end the running job on every host and start it "
+		"again\n"
 		"  version                    the versions of smtctl and smtd\n"
 		"  dial-stdio                 join stdin and stdout to the daemon's socket\n"
 		"\n"
@@ -299,7 +304,8 @@ static void print_hosts(json_t *hosts)
 	printf("%-10s %zu (%zu ready)\n", "hosts", n, ready);
 	/* With many hosts the ones not ready are what an operator looks for. */
 	json_array_foreach(hosts, i, h) {
-		const char *name = json_is_string(h) ? json_string_value(h) : str_or(h, SMT_F_HOST, "?");
+		const char *name =
+			json_is_string(h) ? json_string_value(h) : str_or(h, SMT_F_HOST, "?");
 		json_t *r = json_object_get(h, SMT_F_READY);
 		if (n > TABLE_MAX_ROWS && json_is_true(r))
 			continue;
@@ -674,10 +680,12 @@ static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 			as_json = 1;
 			break;
 		case 't':
-			if (parse_count(optarg, SMT_STACKS_TIMEOUT_MAX_S, &seconds) < 0 || seconds < 1)
+			if (parse_count(optarg, SMT_STACKS_TIMEOUT_MAX_S, &seconds) < 0 ||
+			    seconds < 1)
 				return usage_error("--timeout needs seconds from 1 to %d, not '%s'",
 						   SMT_STACKS_TIMEOUT_MAX_S, optarg);
-			snprintf(body, sizeof(body), "{\"%s\":%ld}", SMT_F_TIMEOUT_MS, seconds * 1000);
+			snprintf(body, sizeof(body), "{\"%s\":%ld}", SMT_F_TIMEOUT_MS,
+				 seconds * 1000);
 			break;
 		default:
 			return SMTCTL_EXIT_USAGE;
@@ -722,12 +730,14 @@ static int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 		if (done == 1)
 			break;
 		if (done < 0 || now_ms() > deadline) {
-			fprintf(stderr, "smtctl: the stacks were not collected (collection %" JSON_INTEGER_FORMAT
-				" %s)\n", id, done < 0 ? "is gone" : "took too long");
+			fprintf(stderr,
+				"smtctl: the stacks were not collected (collection "
+				"%" JSON_INTEGER_FORMAT " %s)\n",
+				id, done < 0 ? "is gone" : "took too long");
 			return SMTCTL_EXIT_NOT_OK;
 		}
-		snprintf(path, sizeof(path), "%s?%s=%" JSON_INTEGER_FORMAT "&%s=5000", SMT_PATH_STATUS,
-			 SMT_Q_WAIT, gen, SMT_Q_TIMEOUT);
+		snprintf(path, sizeof(path), "%s?%s=%" JSON_INTEGER_FORMAT "&%s=5000",
+			 SMT_PATH_STATUS, SMT_Q_WAIT, gen, SMT_Q_TIMEOUT);
 		if ((ret = request(ctl, "GET", path, NULL, &r)))
 			return ret;
 		free(r.body);

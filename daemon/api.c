@@ -542,7 +542,8 @@ static void on_idle(uv_idle_t *idle)
 	 * from one that stopped saying. */
 	if ((int64_t)ms > api->longest_step_ms) {
 		api->longest_step_ms = (int64_t)ms;
-		smt_debug("control API: the longest step so far took %llu ms", (unsigned long long)ms);
+		smt_debug("control API: the longest step so far took %llu ms",
+			  (unsigned long long)ms);
 	}
 	if (ms >= 1 && !api->closing) {
 		api->pacing = 1;
@@ -814,7 +815,8 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	c->api = api;
 	c->is_tcp = l->is_tcp;
-	int r = l->is_tcp ? uv_tcp_init(api->loop, &c->h.tcp) : uv_pipe_init(api->loop, &c->h.pipe, 0);
+	int r = l->is_tcp ? uv_tcp_init(api->loop, &c->h.tcp) :
+			    uv_pipe_init(api->loop, &c->h.pipe, 0);
 	if (r < 0) {
 		free(c);
 		return;
@@ -863,7 +865,8 @@ static void on_connection(uv_stream_t *server, int status)
 				uv_ip_name((struct sockaddr *)&c->addr, who, sizeof(who));
 			else
 				snprintf(who, sizeof(who), "uid %d", c->uid);
-			smt_warn("control API: refusing connections %s from %s: %u places, some kept "
+			smt_warn("control API: refusing connections %s from %s: %u places, some "
+				 "kept "
 				 "for root and for other %s (%lu refused so far)",
 				 c->is_tcp ? "over TCP" : "on the socket", who, max,
 				 c->is_tcp ? "addresses" : "users", api->stats.rejected);
@@ -973,7 +976,8 @@ static int probe_socket(const char *path, const struct sockaddr_un *sa)
 	smt_info("control socket %s: removing a stale socket file", path);
 	if (unlink(path) < 0 && errno != ENOENT) {
 		err = errno;
-		smt_error("control socket %s: cannot remove the stale socket: %s", path, strerror(err));
+		smt_error("control socket %s: cannot remove the stale socket: %s", path,
+			  strerror(err));
 		return -err;
 	}
 	return 0;

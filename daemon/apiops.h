@@ -17,8 +17,11 @@
  * endpoint then answers 501.  CTX is the pointer given to smt_api_new.
  */
 struct smt_api_ops {
-	/* GET /v1/status: the state object (a new reference), NULL on error (500). */
-	json_t *(*status)(void *ctx);
+	/* GET /v1/status: the state object (a new reference), NULL on error
+	 * (500).  BRIEF (?brief=1): the host list may be given as its digest
+	 * (SMT_F_HOSTS_DIGEST, smt_digest_text) instead; the routes make the
+	 * digest of a list that is given all the same. */
+	json_t *(*status)(void *ctx, int brief);
 	/* GET /healthz, GET /readyz: nonzero for 200, zero for 503. */
 	int (*healthy)(void *ctx);
 	int (*ready)(void *ctx);

@@ -26,7 +26,8 @@ static int read_key(const char *path, const char *key, long *value)
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
-	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
 			*value = strtol(line + klen + 1, NULL, 10);
 			return 0;

@@ -76,7 +76,8 @@ static int add_source(struct item *it, const char *text, size_t len, char **out)
 	if (!it->have_cred)
 		with = strndup(text, len);
 	else
-		rc = smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->cred, &with);
+		rc = smt_pystack_add_source(text, len, it->cwd[0] ? it->cwd : NULL, &it->cred,
+					    &with);
 	/* Every byte here is the rank's choice (names, source lines): on its
 	 * way to the failure file, the log and a terminal it stays text. */
 	*out = with ? smt_text_escape_controls(with, strlen(with)) : NULL;
@@ -227,7 +228,8 @@ static void on_stack(void *arg, const struct smt_stack_result *res)
 		if (it->text && res->note) {
 			char *with = NULL;
 			if (asprintf(&with, "%s%s[smtd: %s]\n", it->text,
-				     it->text[0] && it->text[strlen(it->text) - 1] != '\n' ? "\n" : "",
+				     it->text[0] && it->text[strlen(it->text) - 1] != '\n' ? "\n" :
+											     "",
 				     res->note) >= 0) {
 				free(it->text);
 				it->text = with;
@@ -303,15 +305,17 @@ int smt_collect_start(const struct smt_collect_config *cfg, const struct smt_col
 		it->cwd[k > 0 ? k : 0] = '\0';
 		it->have_cred = t[i].pid > 0 && smt_rankcred_of(NULL, t[i].pid, &it->cred) == 0;
 		if (t[i].ended || t[i].pid <= 0) {
-			it->reason = strdup(t[i].pid > 0 ? "the rank has ended" : "the rank never ran");
+			it->reason =
+				strdup(t[i].pid > 0 ? "the rank has ended" : "the rank never ran");
 			item_done(it);
 		} else if (cfg->mode == SMT_COLLECT_ABORT && t[i].faulthandler &&
 			   smt_collect_is_python(t[i].pid) && smt_pystack_new(0, &it->dump) == 0) {
 			/* It prints its own stacks as it dies. */
 			int sig = cfg->freeze_ms ? SIGSTOP : SIGABRT;
 			int rc = smt_pidfd_signal_main(t[i].pidfd, t[i].pid, sig);
-			smt_debug("stacks: %s to rank %d (pid %d): %s", sig == SIGSTOP ? "SIGSTOP" : "SIGABRT",
-				  t[i].rank, (int)t[i].pid, rc < 0 ? strerror(-rc) : "sent");
+			smt_debug("stacks: %s to rank %d (pid %d): %s",
+				  sig == SIGSTOP ? "SIGSTOP" : "SIGABRT", t[i].rank, (int)t[i].pid,
+				  rc < 0 ? strerror(-rc) : "sent");
 			it->tool = "faulthandler";
 			it->frozen = rc == 0 && sig == SIGSTOP;
 			if (rc < 0) {

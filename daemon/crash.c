@@ -72,8 +72,9 @@ static int thread_block(const struct block *b, int current)
 {
 	if (current)
 		return b->n >= 15 && !memcmp(b->p, "Current thread ", 15);
-	return (b->n >= 7 && !memcmp(b->p, "Thread ", 7)) || (b->n >= 7 && !memcmp(b->p, "Stack (", 7)) ||
-	       (b->n >= 15 && !memcmp(b->p, "Current thread ", 15));
+	return (b->n >= 7 && !memcmp(b->p, "Thread ", 7)) ||
+		(b->n >= 7 && !memcmp(b->p, "Stack (", 7)) ||
+		(b->n >= 15 && !memcmp(b->p, "Current thread ", 15));
 }
 
 char *smt_crash_dump_order(const char *text, size_t len)
@@ -115,8 +116,9 @@ char *smt_crash_dump_order(const char *text, size_t len)
 		size_t i = first_thread == SIZE_MAX || cur == SIZE_MAX || k < first_thread ? k
 			 : k == first_thread ? cur : k <= cur ? k - 1 : k;
 		int ok = (k == 0 || smt_dynbuf_add(&out, "\n", 1) == 0) &&
-			 smt_dynbuf_add(&out, b[i].p, b[i].n) == 0 &&
-			 (b[i].n == 0 || b[i].p[b[i].n - 1] == '\n' || smt_dynbuf_add(&out, "\n", 1) == 0);
+			smt_dynbuf_add(&out, b[i].p, b[i].n) == 0 &&
+			(b[i].n == 0 || b[i].p[b[i].n - 1] == '\n' ||
+			 smt_dynbuf_add(&out, "\n", 1) == 0);
 
 		if (!ok) {
 			smt_dynbuf_free(&out);
@@ -215,7 +217,8 @@ void smt_crash_to_json(const struct smt_crash *c, json_t *o)
 		json_object_set_new(o, SMT_F_MAXRSS_KB, json_integer(c->mem_kb));
 	if (c->limit_bytes > 0) {
 		json_object_set_new(o, SMT_F_MEM_LIMIT, json_integer(c->limit_bytes));
-		json_object_set_new(o, SMT_F_MEM_LIMIT_OF, json_string(c->limit_cgroup ? "cgroup" : "host"));
+		json_object_set_new(o, SMT_F_MEM_LIMIT_OF,
+				    json_string(c->limit_cgroup ? "cgroup" : "host"));
 	}
 	if (c->shm_size > 0) {
 		json_object_set_new(o, SMT_F_SHM_SIZE, json_integer(c->shm_size));

@@ -328,11 +328,13 @@ static void on_sshd(void *arg, int up)
 static void start_sshd(struct smt_daemon *d)
 {
 	struct smt_sshd_config sc = {
-		.start = d->opts->sshd_mode == SMT_SSHD_ALWAYS ? 1
-			 : d->opts->sshd_mode == SMT_SSHD_NEVER ? 0 : -1,
+		.start = d->opts->sshd_mode == SMT_SSHD_ALWAYS ? 1 :
+			d->opts->sshd_mode == SMT_SSHD_NEVER   ? 0 :
+								 -1,
 		.sshd_path = d->opts->sshd_path,
 		.config_file = d->opts->sshd_config,
-		.nhosts = d->role_kind == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
+		.nhosts =
+			d->role_kind == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
 	};
 
 	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0) {
@@ -402,9 +404,11 @@ static int setup_api(struct smt_daemon *d, char **text)
 		if (rc < 0) {
 			smt_error("cannot serve health probes on %s: %s", d->opts->health_listen,
 				  strerror(-rc));
-			*text = smt_failure_text(SMT_FAIL_CONFIG, "--health-listen %s: cannot listen "
-						 "there: %s; give a free port on an address of this host",
-						 d->opts->health_listen, strerror(-rc));
+			*text = smt_failure_text(
+				SMT_FAIL_CONFIG,
+				"--health-listen %s: cannot listen "
+				"there: %s; give a free port on an address of this host",
+				d->opts->health_listen, strerror(-rc));
 			return rc;
 		}
 	}
@@ -505,7 +509,8 @@ static void plan_defaults(struct smt_daemon *d, json_t *set, json_t *dflt)
 
 		if (!v || strncmp(*n, "SM_", 3) == 0 || strcmp(*n, "SMTD_RESOURCE_CONFIG") == 0)
 			continue;
-		json_object_set_new(strcmp(*n, "CURRENT_HOST") == 0 ? set : dflt, *n, json_string(v));
+		json_object_set_new(strcmp(*n, "CURRENT_HOST") == 0 ? set : dflt, *n,
+				    json_string(v));
 	}
 }
 
@@ -761,7 +766,9 @@ static int setup_job(struct smt_daemon *d)
 		.current_host = smt_plan_current_host(d->plan),
 		.format = d->opts->log_json ? SMT_FORMAT_JSON : SMT_FORMAT_TEXT,
 		.to_outbox = d->role_kind == SMT_ROLE_WORKER,
-		.msg_name = torchrun ? "torchrun" : d->role_kind == SMT_ROLE_STANDALONE ? "the program" : "mpirun",
+		.msg_name = torchrun                        ? "torchrun" :
+			d->role_kind == SMT_ROLE_STANDALONE ? "the program" :
+							      "mpirun",
 		.rankd_path = d->role_kind == SMT_ROLE_STANDALONE ? NULL : path,
 		.nranks = smt_plan_num_processes(d->plan),
 		.rank_log_dir = d->opts->rank_log_dir,
@@ -819,7 +826,7 @@ int smt_daemon_run(struct smt_plan *plan)
 	}
 	if (rc < 0) {
 		text = smt_failure_text(SMT_FAIL_INTERNAL,
-					      "smtd could not set up its event loop: %s", strerror(-rc));
+					"smtd could not set up its event loop: %s", strerror(-rc));
 		smt_error("cannot set up the daemon: %s", strerror(-rc));
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
 		free(text);
@@ -840,11 +847,13 @@ int smt_daemon_run(struct smt_plan *plan)
 		notify_systemd(d);
 		smt_info("%s on %s: %zu host%s, %ld process%s; control socket %s",
 			 smt_role_name(d->role_kind), smt_plan_current_host(plan),
-			 smt_plan_dist_host_count(plan), smt_plan_dist_host_count(plan) == 1 ? "" : "s",
-			 smt_plan_num_processes(plan), smt_plan_num_processes(plan) == 1 ? "" : "es",
-			 d->opts->socket_path);
+			 smt_plan_dist_host_count(plan),
+			 smt_plan_dist_host_count(plan) == 1 ? "" : "s",
+			 smt_plan_num_processes(plan),
+			 smt_plan_num_processes(plan) == 1 ? "" : "es", d->opts->socket_path);
 		smt_info("launch: %s (%s)", smt_launch_name(smt_plan_launch(plan)),
-			 smt_plan_launch_reason(plan) ? smt_plan_launch_reason(plan) : "the default");
+			 smt_plan_launch_reason(plan) ? smt_plan_launch_reason(plan) :
+							"the default");
 		start_sshd(d);
 	}
 	uv_run(&d->loop, UV_RUN_DEFAULT);

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "restart.h"
 #include "sshd.h"
+#include "strv.h"
 
 #define SMT_NSIGNALS 6
 
@@ -83,8 +84,10 @@ struct smt_daemon {
 	double start_time;
 	int stop_signal;             /* the first stopping signal smtd received */
 	int closing;
+	char hosts_digest[SMT_DIGEST_TEXT];  /* of the job's hosts, made once (status.c) */
 
-	/* The end: set once by smt_daemon_finish. */
+	/* The end: set by smt_daemon_finish, and by the leader when it sends
+	 * the workers its result (leader.c), final from then on. */
 	int exit_code;
 	char *failure;               /* whole failure text */
 	char *summary;               /* its first line */
@@ -112,7 +115,8 @@ void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code
 int smt_daemon_not_job(void *arg, pid_t pid);
 double smt_daemon_now(void);
 /* The environment of the command this host launches: the plan's, the
- * job's mark, and PYTHONFAULTHANDLER=1 when the job did not set it.  An array to free; its strings are borrowed. */
+ * job's mark, and PYTHONFAULTHANDLER=1 when the job did not set it.  An array to free; its strings
+ * are borrowed. */
 char **smt_daemon_command_env(struct smt_daemon *d);
 /* A stopping signal (TERM, INT, HUP, QUIT)? */
 int smt_daemon_stopping_signal(int signo);

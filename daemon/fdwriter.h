@@ -8,10 +8,10 @@
  * written by libuv's thread pool (uv_fs_write), one write at a time, so the
  * descriptor's flags (shared with whoever else holds it) are never
  * changed; when someone else made it non-blocking, a full pipe is waited
- * for there too (poll), never taken for an error.  The queue has a soft cap: smt_fdwriter_room() says whether the
- * producer may add more; once the queue drained below half of it the ROOM
- * callback runs.  A write error (EPIPE, ENOSPC...) is logged once and later
- * bytes are counted as dropped: a dead stdout never stops the job.
+ * for there too (poll), never taken for an error.  The queue has a soft cap: smt_fdwriter_room()
+ * says whether the producer may add more; once the queue drained below half of it the ROOM callback
+ * runs.  A write error (EPIPE, ENOSPC...) is logged once and later bytes are counted as dropped: a
+ * dead stdout never stops the job.
  */
 #ifndef SMT_FDWRITER_H
 #define SMT_FDWRITER_H

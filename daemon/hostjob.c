@@ -456,7 +456,8 @@ static void check_end(struct smt_hostjob *hj)
 	if (ranks_running(hj)) {
 		/* The roots ended on their own and left ranks running (mpirun
 		 * aborted the job): they go, within a second. */
-		if (!hj->stop_signal && !uv_is_active((uv_handle_t *)&hj->end_timer) && !hj->killed) {
+		if (!hj->stop_signal && !uv_is_active((uv_handle_t *)&hj->end_timer) &&
+		    !hj->killed) {
 			int n = signal_ranks(hj, SIGTERM, 1);
 			smt_info("%s ended and left %d rank%s running here: SIGTERM now, SIGKILL "
 				 "in %d ms", hj->orted ? "orted" : hj->cfg.msg_name, n,
@@ -487,7 +488,8 @@ static void check_end(struct smt_hostjob *hj)
 					 n == 1 ? "" : "es", left.text, left.more ? ", ..." : "");
 			hj->killed = 1;
 			if (hj->left) {
-				uv_timer_start(&hj->reap_timer, on_reap_timeout, SMT_HOSTJOB_END_MS, 0);
+				uv_timer_start(&hj->reap_timer, on_reap_timeout, SMT_HOSTJOB_END_MS,
+					       0);
 				return;
 			}
 		}
@@ -520,10 +522,13 @@ static void rank_end_at(struct smt_hostjob *hj, struct rankproc *p, int wstatus,
 			smt_crash_probe(&k->crash, k->signo, k->oom_base, "/proc", "/sys/fs/cgroup",
 					"/dev/shm", hj->cfg.min_shm);
 		if (p->status < 0)
-			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank, (int)p->pid);
+			smt_info("rank %d (pid %d) ended; its status is unknown", p->rank,
+				 (int)p->pid);
 		else if (WIFSIGNALED(p->status))
 			smt_info("rank %d (pid %d) was killed by SIG%s", p->rank, (int)p->pid,
-				 smt_signal_name(WTERMSIG(p->status)) ? smt_signal_name(WTERMSIG(p->status)) : "?");
+				 smt_signal_name(WTERMSIG(p->status)) ?
+					 smt_signal_name(WTERMSIG(p->status)) :
+					 "?");
 		else
 			smt_debug("rank %d (pid %d) exited with code %d", p->rank, (int)p->pid,
 				  WEXITSTATUS(p->status));
@@ -751,7 +756,8 @@ static void on_cmd_exit(void *arg, pid_t pid, int wstatus)
 		hj->st.signo = WTERMSIG(wstatus);
 	}
 	smt_info("%s (pid %d) ended with %s %d", hj->cfg.msg_name, (int)pid,
-		 hj->st.exited ? "exit code" : "signal", hj->st.exited ? hj->st.code : hj->st.signo);
+		 hj->st.exited ? "exit code" : "signal",
+		 hj->st.exited ? hj->st.code : hj->st.signo);
 	if (hj->cmd_rank0) {
 		struct rankproc *p = proc_of(hj, 0);
 		struct smt_rank *k = smt_ranks_get(hj->ranks, 0, NULL, 0);
@@ -1004,7 +1010,8 @@ json_t *smt_hostjob_final(const struct smt_hostjob *hj)
 	else
 		json_object_set_new(cmd, SMT_F_EXIT_CODE, json_null());
 	if (hj->st.launched && !hj->st.exited && hj->st.signo)
-		json_object_set_new(cmd, SMT_F_SIGNAL, sig ? json_string(sig) : json_integer(hj->st.signo));
+		json_object_set_new(cmd, SMT_F_SIGNAL,
+				    sig ? json_string(sig) : json_integer(hj->st.signo));
 	else
 		json_object_set_new(cmd, SMT_F_SIGNAL, json_null());
 	if (hj->st.exec_errno)

@@ -86,7 +86,7 @@ struct smt_hostjob_config {
 	const char *rank_log_dir;
 	const regex_t *progress;
 	int use_cgroup;
-	long long min_shm;         /* --min-shm, bytes (0: off): a crash's /dev/shm words (crash.h) */
+	long long min_shm; /* --min-shm, bytes (0: off): a crash's /dev/shm words (crash.h) */
 	smt_jobtree_keep keep;     /* smtd's own helpers */
 	void *keep_arg;
 };

@@ -94,9 +94,12 @@ int smt_config_read_file(const char *path, char **bufp, size_t *lenp, char *err,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		smt_errorf(err, errlen, "%s: is %s, not a regular file; replace it with a JSON file",
-		       path, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
-		       S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+		smt_errorf(err, errlen,
+			   "%s: is %s, not a regular file; replace it with a JSON file", path,
+			   S_ISDIR(st.st_mode)          ? "a directory" :
+				   S_ISFIFO(st.st_mode) ? "a FIFO" :
+				   S_ISSOCK(st.st_mode) ? "a socket" :
+							  "a device");
 		goto out;
 	}
 	if (st.st_size > SMT_CONFIG_MAX_BYTES) {
@@ -160,14 +163,17 @@ int smt_config_parse_object(const char *path, const char *buf, size_t len, json_
 	/* JSON_ALLOW_NUL stays off: a NUL inside a string is rejected. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		smt_errorf(err, errlen, "%s: line %d column %d: not valid UTF-8 JSON: %s; fix the file",
-		       path, jerr.line, jerr.column, jerr.text);
+		smt_errorf(err, errlen,
+			   "%s: line %d column %d: not valid UTF-8 JSON: %s; fix the file", path,
+			   jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
 	}
 	if (!json_is_object(root)) {
-		smt_errorf(err, errlen, "%s: the top level is %s, not a JSON object; write {...}", path,
-		       json_is_array(root) ? "an array" : json_is_string(root) ? "a string" :
-		       "a scalar");
+		smt_errorf(err, errlen, "%s: the top level is %s, not a JSON object; write {...}",
+			   path,
+			   json_is_array(root)          ? "an array" :
+				   json_is_string(root) ? "a string" :
+							  "a scalar");
 		json_decref(root);
 		return -EINVAL;
 	}
@@ -306,8 +312,9 @@ static int host_list(const char *path, const char *field, json_t *arr, char **al
 	}
 	if (!json_is_array(arr)) {
 		show(arr, v, sizeof(v));
-		smt_errorf(err, errlen, "%s: %s: %s is not an array of host names; write [\"algo-1\", ...]",
-		       path, field, v);
+		smt_errorf(err, errlen,
+			   "%s: %s: %s is not an array of host names; write [\"algo-1\", ...]",
+			   path, field, v);
 		return -EINVAL;
 	}
 	n = json_array_size(arr);
@@ -323,30 +330,37 @@ static int host_list(const char *path, const char *field, json_t *arr, char **al
 
 		show(h, v, sizeof(v));
 		if (!json_is_string(h)) {
-			smt_errorf(err, errlen, "%s: %s[%zu]: %s is not a string; write host names as strings",
-			       path, field, i, v);
+			smt_errorf(err, errlen,
+				   "%s: %s[%zu]: %s is not a string; write host names as strings",
+				   path, field, i, v);
 			goto fail;
 		}
 		if (strlen(name) != json_string_length(h) || !smt_valid_hostname(name)) {
 			smt_errorf(err, errlen,
-			       "%s: %s[%zu]: %s is not a valid host name (RFC 1123: letters, digits, '-' and '.', labels of at most 63 and names of at most 253 characters); fix the host list",
-			       path, field, i, v);
+				   "%s: %s[%zu]: %s is not a valid host name (RFC 1123: letters, "
+				   "digits, '-' and '.', labels of at most 63 and names of at most "
+				   "253 characters); fix the host list",
+				   path, field, i, v);
 			goto fail;
 		}
 		long first = same_host(list, i, name);
 		if (first >= 0 && strcmp(list[first], name) == 0) {
-			smt_errorf(err, errlen, "%s: %s[%zu]: %s appears twice; list each host once",
-			       path, field, i, v);
+			smt_errorf(err, errlen,
+				   "%s: %s[%zu]: %s appears twice; list each host once", path,
+				   field, i, v);
 			goto fail;
 		}
 		if (first >= 0) {
-			smt_errorf(err, errlen, "%s: %s[%zu]: %s is the same host as %s[%ld] \"%s\" (host names are not case-sensitive); list each host once",
-			       path, field, i, v, field, first, list[first]);
+			smt_errorf(err, errlen,
+				   "%s: %s[%zu]: %s is the same host as %s[%ld] \"%s\" (host names "
+				   "are not case-sensitive); list each host once",
+				   path, field, i, v, field, first, list[first]);
 			goto fail;
 		}
 		if (all && !in_list(all, nall, name)) {
-			smt_errorf(err, errlen, "%s: %s[%zu]: %s is not in hosts; name only hosts of the job",
-			       path, field, i, v);
+			smt_errorf(err, errlen,
+				   "%s: %s[%zu]: %s is not in hosts; name only hosts of the job",
+				   path, field, i, v);
 			goto fail;
 		}
 		list[i] = strdup(name);
@@ -376,7 +390,8 @@ static int opt_string(const char *path, json_t *obj, const char *field, char **o
 		return 0;
 	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
 		show(v, shown, sizeof(shown));
-		smt_errorf(err, errlen, "%s: %s: %s is not a string; fix the value", path, field, shown);
+		smt_errorf(err, errlen, "%s: %s: %s is not a string; fix the value", path, field,
+			   shown);
 		return -EINVAL;
 	}
 	*out = strdup(json_string_value(v));
@@ -394,8 +409,10 @@ static int read_groups(struct smt_jobconfig *cfg, json_t *arr, char *err, size_t
 	if (!arr)
 		return 0;
 	if (!json_is_array(arr)) {
-		smt_errorf(err, errlen, "%s: instance_groups: is not an array; write [{\"instance_group_name\": ..., \"hosts\": [...]}]",
-		       path);
+		smt_errorf(err, errlen,
+			   "%s: instance_groups: is not an array; write [{\"instance_group_name\": "
+			   "..., \"hosts\": [...]}]",
+			   path);
 		return -EINVAL;
 	}
 	cfg->groups = calloc(json_array_size(arr) + 1, sizeof(*cfg->groups));
@@ -407,30 +424,37 @@ static int read_groups(struct smt_jobconfig *cfg, json_t *arr, char *err, size_t
 		cfg->ngroups = i + 1;
 		snprintf(field, sizeof(field), "instance_groups[%zu]", i);
 		if (!json_is_object(g)) {
-			smt_errorf(err, errlen, "%s: %s: is not an object; write {\"instance_group_name\": ..., \"hosts\": [...]}",
-			       path, field);
+			smt_errorf(err, errlen,
+				   "%s: %s: is not an object; write {\"instance_group_name\": ..., "
+				   "\"hosts\": [...]}",
+				   path, field);
 			return -EINVAL;
 		}
 		snprintf(field, sizeof(field), "instance_groups[%zu].instance_group_name", i);
-		if ((rc = opt_string(path, g, "instance_group_name", &grp->name, err, errlen)) < 0) {
+		if ((rc = opt_string(path, g, "instance_group_name", &grp->name, err, errlen)) <
+		    0) {
 			/* Re-point the message at the indexed field. */
 			show(json_object_get(g, "instance_group_name"), shown, sizeof(shown));
-			smt_errorf(err, errlen, "%s: %s: %s is not a string; name the group", path, field,
-			       shown);
+			smt_errorf(err, errlen, "%s: %s: %s is not a string; name the group", path,
+				   field, shown);
 			return rc;
 		}
 		if (!grp->name || !*grp->name) {
-			smt_errorf(err, errlen, "%s: %s: missing or empty; name the group", path, field);
+			smt_errorf(err, errlen, "%s: %s: missing or empty; name the group", path,
+				   field);
 			return -EINVAL;
 		}
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(cfg->groups[j].name, grp->name) == 0) {
-				smt_errorf(err, errlen, "%s: %s: \"%s\" appears twice; give each group its own name",
-				       path, field, grp->name);
+				smt_errorf(err, errlen,
+					   "%s: %s: \"%s\" appears twice; give each group its own "
+					   "name",
+					   path, field, grp->name);
 				return -EINVAL;
 			}
 		snprintf(field, sizeof(field), "instance_groups[%zu].instance_type", i);
-		if ((rc = opt_string(path, g, "instance_type", &grp->instance_type, err, errlen)) < 0)
+		if ((rc = opt_string(path, g, "instance_type", &grp->instance_type, err, errlen)) <
+		    0)
 			return rc;
 		snprintf(field, sizeof(field), "instance_groups[%zu].hosts", i);
 		rc = host_list(path, field, json_object_get(g, "hosts"), cfg->hosts, cfg->nhosts,
@@ -455,35 +479,46 @@ static int read_resource(struct smt_jobconfig *cfg, json_t *rc_json, const char 
 		return rc;
 	v = json_object_get(rc_json, "current_host");
 	if (current_host) {
-		if (!smt_valid_hostname(current_host) || !in_list(cfg->hosts, cfg->nhosts, current_host)) {
-			smt_errorf(err, errlen, "%s: hosts: the current host \"%s\" (--current-host, SMTD_CURRENT_HOST) is not in hosts; give one of the listed hosts",
-			       path, current_host);
+		if (!smt_valid_hostname(current_host) ||
+		    !in_list(cfg->hosts, cfg->nhosts, current_host)) {
+			smt_errorf(
+				err, errlen,
+				"%s: hosts: the current host \"%s\" (--current-host, "
+				"SMTD_CURRENT_HOST) is not in hosts; give one of the listed hosts",
+				path, current_host);
 			return -EINVAL;
 		}
 	} else if (!v) {
-		smt_errorf(err, errlen, "%s: current_host: missing; name this host, one of hosts", path);
+		smt_errorf(err, errlen, "%s: current_host: missing; name this host, one of hosts",
+			   path);
 		return -EINVAL;
 	} else {
 		show(v, shown, sizeof(shown));
 		if (!json_is_string(v) ||
 		    !in_list(cfg->hosts, cfg->nhosts, json_string_value(v))) {
-			smt_errorf(err, errlen, "%s: current_host: %s is not in hosts; name this host, one of hosts",
-			       path, shown);
+			smt_errorf(err, errlen,
+				   "%s: current_host: %s is not in hosts; name this host, one of "
+				   "hosts",
+				   path, shown);
 			return -EINVAL;
 		}
 		current_host = json_string_value(v);
 	}
 	if (!(cfg->current_host = strdup(current_host)))
 		return -ENOMEM;
-	if ((rc = opt_string(path, rc_json, "network_interface_name", &cfg->iface, err, errlen)) < 0)
+	if ((rc = opt_string(path, rc_json, "network_interface_name", &cfg->iface, err, errlen)) <
+	    0)
 		return rc;
 	if (cfg->iface && !smt_valid_ifname(cfg->iface)) {
 		show(json_object_get(rc_json, "network_interface_name"), shown, sizeof(shown));
-		smt_errorf(err, errlen, "%s: network_interface_name: %s is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name",
-		       path, shown);
+		smt_errorf(err, errlen,
+			   "%s: network_interface_name: %s is not a valid interface name (1 to 15 "
+			   "letters, digits, '_', '-', '.'); fix the name",
+			   path, shown);
 		return -EINVAL;
 	}
-	if ((rc = opt_string(path, rc_json, "current_group_name", &cfg->current_group, err, errlen)) < 0)
+	if ((rc = opt_string(path, rc_json, "current_group_name", &cfg->current_group, err,
+			     errlen)) < 0)
 		return rc;
 	if ((rc = opt_string(path, rc_json, "current_instance_type", &cfg->current_instance_type,
 			     err, errlen)) < 0)
@@ -497,8 +532,10 @@ static int read_resource(struct smt_jobconfig *cfg, json_t *rc_json, const char 
 			if (strcmp(cfg->groups[i].name, cfg->current_group) == 0)
 				break;
 		if (i == cfg->ngroups) {
-			smt_errorf(err, errlen, "%s: current_group_name: \"%s\" is not one of instance_groups; fix the group name",
-			       path, cfg->current_group);
+			smt_errorf(err, errlen,
+				   "%s: current_group_name: \"%s\" is not one of instance_groups; "
+				   "fix the group name",
+				   path, cfg->current_group);
 			return -EINVAL;
 		}
 	}
@@ -513,15 +550,18 @@ static int synthesize_resource(struct smt_jobconfig *cfg, const char *current_ho
 
 	if (!current_host) {
 		if (gethostname(name, sizeof(name) - 1) < 0) {
-			smt_errorf(err, errlen, "%s: absent, and gethostname failed: %s; give --current-host",
-			       cfg->rc_path, strerror(errno));
+			smt_errorf(err, errlen,
+				   "%s: absent, and gethostname failed: %s; give --current-host",
+				   cfg->rc_path, strerror(errno));
 			return -EINVAL;
 		}
 		current_host = name;
 	}
 	if (!smt_valid_hostname(current_host)) {
-		smt_errorf(err, errlen, "%s: absent, and this host's name \"%.64s\" is not a valid host name (RFC 1123); give --current-host",
-		       cfg->rc_path, current_host);
+		smt_errorf(err, errlen,
+			   "%s: absent, and this host's name \"%.64s\" is not a valid host name "
+			   "(RFC 1123); give --current-host",
+			   cfg->rc_path, current_host);
 		return -EINVAL;
 	}
 	cfg->hosts = calloc(2, sizeof(char *));
@@ -605,8 +645,10 @@ static int hp_seconds(const char *path, const char *key, json_t *raw, json_t *v,
 		return 0;
 	}
 	show(raw, shown, sizeof(shown));
-	smt_errorf(err, errlen, "%s: %s: %s is not a number of seconds from 1 to 1000000000; fix the "
-	       "value", path, key, shown);
+	smt_errorf(err, errlen,
+		   "%s: %s: %s is not a number of seconds from 1 to 1000000000; fix the "
+		   "value",
+		   path, key, shown);
 	return -EINVAL;
 }
 
@@ -633,8 +675,9 @@ static int hp_dist_groups(struct smt_jobconfig *cfg, json_t *v, char *err, size_
 
 	if (!json_is_array(v)) {
 		show(v, shown, sizeof(shown));
-		smt_errorf(err, errlen, "%s: %s: %s is not an array of instance group names; fix the value",
-		       cfg->hp_path, key, shown);
+		smt_errorf(err, errlen,
+			   "%s: %s: %s is not an array of instance group names; fix the value",
+			   cfg->hp_path, key, shown);
 		return -EINVAL;
 	}
 	cfg->dist_groups = calloc(json_array_size(v) + 1, sizeof(char *));
@@ -648,8 +691,10 @@ static int hp_dist_groups(struct smt_jobconfig *cfg, json_t *v, char *err, size_
 			if (strcmp(cfg->groups[j].name, json_string_value(g)) == 0)
 				break;
 		if (!json_is_string(g) || j == cfg->ngroups) {
-			smt_errorf(err, errlen, "%s: %s[%zu]: %s is not one of the instance groups of %s; fix the name",
-			       cfg->hp_path, key, i, shown, cfg->rc_path);
+			smt_errorf(err, errlen,
+				   "%s: %s[%zu]: %s is not one of the instance groups of %s; fix "
+				   "the name",
+				   cfg->hp_path, key, i, shown, cfg->rc_path);
 			return -EINVAL;
 		}
 		if (!(cfg->dist_groups[i] = strdup(json_string_value(g))))
@@ -704,8 +749,10 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 		if (!v)
 			return -ENOMEM;
 		if (!*key || strchr(key, '=')) {
-			smt_errorf(err, errlen, "%s: \"%s\": a hyperparameter name must be non-empty and without '='; rename it",
-			       path, key);
+			smt_errorf(err, errlen,
+				   "%s: \"%s\": a hyperparameter name must be non-empty and "
+				   "without '='; rename it",
+				   path, key);
 			rc = -EINVAL;
 		} else if (strcmp(key, "sagemaker_program") == 0) {
 			rc = hp_string(path, key, v, &cfg->program, err, errlen);
@@ -714,8 +761,9 @@ static int read_hyperparameters(struct smt_jobconfig *cfg, json_t *hp, char *err
 				cfg->mpi_enabled = json_is_true(v);
 			} else {
 				show(v, shown, sizeof(shown));
-				smt_errorf(err, errlen, "%s: %s: %s is not true or false; fix the value",
-				       path, key, shown);
+				smt_errorf(err, errlen,
+					   "%s: %s: %s is not true or false; fix the value", path,
+					   key, shown);
 				rc = -EINVAL;
 			}
 		} else if (strcmp(key, "sagemaker_mpi_num_of_processes_per_host") == 0) {
@@ -784,8 +832,9 @@ static int read_distribution(struct smt_jobconfig *cfg, char *err, size_t errlen
 	}
 	v = json_object_get(cfg->framework_params,
 			    "sagemaker_distributed_dataparallel_custom_mpi_options");
-	if (v && (rc = hp_string(cfg->hp_path, "sagemaker_distributed_dataparallel_custom_mpi_options",
-				 v, &cfg->smddp_options, err, errlen)) < 0)
+	if (v &&
+	    (rc = hp_string(cfg->hp_path, "sagemaker_distributed_dataparallel_custom_mpi_options",
+			    v, &cfg->smddp_options, err, errlen)) < 0)
 		return rc;
 	v = json_object_get(cfg->framework_params, "sagemaker_instance_type");
 	if (v && (rc = hp_string(cfg->hp_path, "sagemaker_instance_type", v,
@@ -812,8 +861,10 @@ static int read_inputdata(struct smt_jobconfig *cfg, json_t *idc, char *err, siz
 			ok = isascii((unsigned char)name[i]) &&
 			     (isalnum((unsigned char)name[i]) || strchr("._-", name[i]));
 		if (!ok) {
-			smt_errorf(err, errlen, "%s: \"%.64s\": not a valid channel name (1 to 64 letters, digits, '.', '_', '-'); rename the channel",
-			       cfg->idc_path, name);
+			smt_errorf(err, errlen,
+				   "%s: \"%.64s\": not a valid channel name (1 to 64 letters, "
+				   "digits, '.', '_', '-'); rename the channel",
+				   cfg->idc_path, name);
 			return -EINVAL;
 		}
 	}

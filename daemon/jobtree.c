@@ -121,9 +121,9 @@ static void setup_cgroup(struct smt_jobtree *jt, const char *token)
 	snprintf(dir, sizeof(dir), "%s/smtd-job-%s-%.8s", own,
 		 jt->cfg.name ? jt->cfg.name : "host", token);
 	if (mkdir(dir, 0755) < 0) {
-		jt->cg_why = errno == EROFS ? "the cgroup v2 file system is read-only here"
-			   : errno == EACCES || errno == EPERM ? "cgroup v2 is not delegated to smtd"
-			   : "a cgroup cannot be created";
+		jt->cg_why = errno == EROFS ? "the cgroup v2 file system is read-only here" :
+			errno == EACCES || errno == EPERM ? "cgroup v2 is not delegated to smtd" :
+							    "a cgroup cannot be created";
 		smt_debug("job cgroup %s: %s", dir, strerror(errno));
 		return;
 	}

@@ -63,8 +63,10 @@ static const struct dist_flag *find_flag(const char *key)
 	return NULL;
 }
 
-#define SMT_LAUNCHES "smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel " \
-	"(sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun " \
+#define SMT_LAUNCHES                                                                               \
+	"smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel "                               \
+	"(sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and "         \
+	"torchrun "                                                                                \
 	"(sagemaker_torch_distributed_enabled)"
 
 /* As the toolkit reads a flag: Python's truth of the decoded value. */
@@ -101,9 +103,11 @@ static int refuse_unsupported(const struct smt_jobconfig *c, char *err, size_t e
 		if (!f || !f->what || f->launch >= 0 || !truthy(v))
 			continue;
 		shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		smt_errorf(err, errlen, "%s: %s: %.40s asks for %s, which smtd does not launch; "
-		       SMT_LAUNCHES "; run this job with the SageMaker training toolkit, or choose a launch with --launch",
-		       c->hp_path, key, shown ? shown : "true", f->what);
+		smt_errorf(err, errlen,
+			   "%s: %s: %.40s asks for %s, which smtd does not launch; " SMT_LAUNCHES
+			   "; run this job with the SageMaker training toolkit, or choose a launch "
+			   "with --launch",
+			   c->hp_path, key, shown ? shown : "true", f->what);
 		free(shown);
 		return -EINVAL;
 	}
@@ -115,9 +119,9 @@ const char *smt_launch_unknown_setting(const struct smt_jobconfig *c)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(c->framework_params, key, v)
-		if (strncmp(key, "sagemaker_", 10) == 0 && ends_with(key, "_enabled") && !find_flag(key))
-			return key;
+	json_object_foreach(c->framework_params, key, v) if (strncmp(key, "sagemaker_", 10) == 0 &&
+							     ends_with(key, "_enabled") &&
+							     !find_flag(key)) return key;
 	return NULL;
 }
 
@@ -144,7 +148,8 @@ int smt_launch_choose(const struct smt_options *o, const struct smt_jobconfig *c
 		snprintf(reason, reasonlen, "--mpi (or SMTD_MPI_ENABLED)");
 	} else if (o->mpi_enabled < 0 && c->mpi_enabled == 1) {
 		*launch = SMT_LAUNCH_MPI;
-		snprintf(reason, reasonlen, "sagemaker_mpi_enabled is true in hyperparameters.json");
+		snprintf(reason, reasonlen,
+			 "sagemaker_mpi_enabled is true in hyperparameters.json");
 	} else if (c->smddp_enabled == 1 || c->pytorch_ddp_enabled == 1) {
 		*launch = SMT_LAUNCH_SMDDP;
 		snprintf(reason, reasonlen, "%s is true in hyperparameters.json",
@@ -158,8 +163,9 @@ int smt_launch_choose(const struct smt_options *o, const struct smt_jobconfig *c
 		*launch = SMT_LAUNCH_STANDALONE;
 		snprintf(reason, reasonlen, "%s",
 			 o->mpi_enabled == 0 && c->mpi_enabled == 1 ?
-			 "--no-mpi (or SMTD_MPI_ENABLED) and no other distribution in hyperparameters.json" :
-			 "no distribution is enabled in hyperparameters.json");
+				 "--no-mpi (or SMTD_MPI_ENABLED) and no other distribution in "
+				 "hyperparameters.json" :
+				 "no distribution is enabled in hyperparameters.json");
 	}
 	return 0;
 }

@@ -61,6 +61,8 @@ struct leader {
 	int peer_exit_code;      /* 3: a worker was lost; 2: one of another job */
 	char *peer_failure;
 	char *worker_failure;    /* a worker's command failed (torchrun) */
+	char *worker_stopped;    /* a worker was stopped on its own host */
+	int worker_stop_signal;
 	char *stall_failure;     /* the job stalled: the failure text */
 	int results_sent;        /* 1 while the workers are told, 2 after */
 	int restart_asked;       /* smtctl restart: the next attempt, whatever the end */
@@ -136,11 +138,12 @@ static void leader_end(struct smt_daemon *d, enum smt_state state, int exit_code
 		return;
 	}
 	/* The workers write the failure as the leader does, restarts told. */
-	if (failure && state != SMT_STATE_SUCCEEDED && (wrapped = smt_daemon_failure_text(d, failure)))
+	if (failure && state != SMT_STATE_SUCCEEDED &&
+	    (wrapped = smt_daemon_failure_text(d, failure)))
 		failure = wrapped;
-	result = json_pack("{s:i, s:s, s:s, s:s?, s:s?}", SMT_F_EXIT_CODE, exit_code,
-			   SMT_F_STATE, smt_state_name(state), SMT_F_LEADER,
-			   smt_plan_current_host(d->plan), SMT_F_FAILURE, failure, SMT_F_SUMMARY, NULL);
+	result = json_pack("{s:i, s:s, s:s, s:s?, s:s?}", SMT_F_EXIT_CODE, exit_code, SMT_F_STATE,
+			   smt_state_name(state), SMT_F_LEADER, smt_plan_current_host(d->plan),
+			   SMT_F_FAILURE, failure, SMT_F_SUMMARY, NULL);
 	if (failure) {
 		char *line = strndup(failure, strcspn(failure, "\n"));
 		json_object_set_new(result, SMT_F_SUMMARY, json_string(line ? line : ""));
@@ -225,10 +228,12 @@ static void on_restart_begin(uv_timer_t *t)
 	}
 	if (d->stop_signal) {
 		/* Stopped as the last attempt ended: nothing more starts. */
-		char *text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s while the "
-					      "job was restarting; no further attempt starts",
-					      smt_plan_current_host(d->plan),
-					      smt_signal_name(d->stop_signal) ? smt_signal_name(d->stop_signal) : "?");
+		char *text = smt_failure_text(
+			SMT_FAIL_STOPPED,
+			"smtd on %s received SIG%s while the "
+			"job was restarting; no further attempt starts",
+			smt_plan_current_host(d->plan),
+			smt_signal_name(d->stop_signal) ? smt_signal_name(d->stop_signal) : "?");
 		l->restarting = 0;
 		leader_end(d, SMT_STATE_STOPPED, 128 + d->stop_signal, text);
 		free(text);
@@ -291,7 +296,8 @@ static int restart(struct smt_daemon *d, enum smt_failure_kind kind, const char 
 	l->restart_asked = 0;
 	free(l->worker_failure);
 	free(l->stall_failure);
-	l->worker_failure = l->stall_failure = NULL;
+	free(l->worker_stopped);
+	l->worker_failure = l->stall_failure = l->worker_stopped = NULL;
 	l->restarting = 1;
 	/* The last attempt's wait for its output is over. */
 	uv_timer_stop(&l->collect_timer);
@@ -318,6 +324,12 @@ static void decide(struct smt_daemon *d)
 	}
 	if (l->peer_exit_code && !d->stop_signal) {
 		leader_end(d, SMT_STATE_FAILED, l->peer_exit_code, l->peer_failure);
+		return;
+	}
+	/* A worker stopped on its own host ended the job: that is its cause,
+	 * whatever mpirun or torchrun made of the ranks it lost. */
+	if (l->worker_stopped && !d->stop_signal) {
+		leader_end(d, SMT_STATE_STOPPED, 128 + l->worker_stop_signal, l->worker_stopped);
 		return;
 	}
 	if (!d->stop_signal && st.launched && st.exited && st.code == 0 && !st.exec_errno &&
@@ -486,7 +498,8 @@ static void launch(struct smt_daemon *d)
 		/* The rank launcher (smtctl) must be there, on every host. */
 		bad = smt_plan_launcher_argv(d->plan)[0];
 	if (bad) {
-		char *text = smt_failure_text(rc == -ENOENT ? SMT_FAIL_NOT_FOUND : SMT_FAIL_NOT_EXECUTABLE,
+		char *text = smt_failure_text(
+			rc == -ENOENT ? SMT_FAIL_NOT_FOUND : SMT_FAIL_NOT_EXECUTABLE,
 			"cannot execute %s on %s: %s (exit status %d)", bad,
 			smt_plan_current_host(d->plan), strerror(-rc), smt_spawn_exec_status(-rc));
 		free(envp);
@@ -543,7 +556,8 @@ static void prelaunch_failed(struct smt_daemon *d, const char *failure)
 	/* A worker whose sshd is not up yet is told when it is, within what
 	 * is left of --wait-timeout: it would otherwise wait for a launch
 	 * that never comes and end as LeaderNotReady. */
-	uint64_t waited = uv_now(&d->loop) - l->begin_ms, limit = (uint64_t)(d->opts->wait_timeout * 1000);
+	uint64_t waited = uv_now(&d->loop) - l->begin_ms,
+		 limit = (uint64_t)(d->opts->wait_timeout * 1000);
 	l->delivery_ms = limit > waited + RESULT_DELIVERY_MS ? limit - waited : RESULT_DELIVERY_MS;
 	if (text && text[strlen(text) - 1] != '\n') {
 		char *nl = NULL;
@@ -574,15 +588,19 @@ static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 		json_int_t g1 = json_integer_value(json_object_get(r1, SMT_F_GPUS));
 
 		json_object_foreach(d->preflight, h2, r2) {
-			const char *t2 = json_string_value(json_object_get(r2, SMT_F_INSTANCE_TYPE));
+			const char *t2 =
+				json_string_value(json_object_get(r2, SMT_F_INSTANCE_TYPE));
 			json_int_t g2 = json_integer_value(json_object_get(r2, SMT_F_GPUS));
 
 			if (!t1 || !t2 || strcmp(t1, t2) != 0 || g1 >= g2)
 				continue;
-			snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance type "
-				 "%s sees %lld", h1, (long long)g1, h2, t1, (long long)g2);
+			snprintf(fail, len,
+				 "%s: %lld GPUs visible, where %s of the same instance type "
+				 "%s sees %lld",
+				 h1, (long long)g1, h2, t1, (long long)g2);
 			json_object_set_new(r1, SMT_F_STATE, json_string("failed"));
-			json_object_set_new(r1, SMT_F_FAILURE, json_sprintf("PreflightFailed: %s", fail));
+			json_object_set_new(r1, SMT_F_FAILURE,
+					    json_sprintf("PreflightFailed: %s", fail));
 			return -1;
 		}
 	}
@@ -612,7 +630,8 @@ static void maybe_launch(struct smt_daemon *d)
 
 		if (uv_is_active((uv_handle_t *)&l->restart_timer))
 			return;
-		smt_info("every host is ready for attempt %d%s", smt_restart_attempt(d->restart) + 1,
+		smt_info("every host is ready for attempt %d%s",
+			 smt_restart_attempt(d->restart) + 1,
 			 delay > 0 ? "; waiting --restart-delay" : "");
 		uv_timer_start(&l->restart_timer, on_restart_timer, (uint64_t)(delay * 1000), 0);
 		return;
@@ -778,17 +797,30 @@ static void on_final(void *ctx, size_t i, json_t *final)
 	struct leader *l = L(d);
 	const char *host = smt_peers_host(l->peers, i);
 	json_t *cmd = json_object_get(final, SMT_F_COMMAND);
-	json_t *code = json_object_get(cmd, SMT_F_EXIT_CODE), *sig = json_object_get(cmd, SMT_F_SIGNAL);
+	json_t *code = json_object_get(cmd, SMT_F_EXIT_CODE),
+	       *sig = json_object_get(cmd, SMT_F_SIGNAL),
+	       *stopped = json_object_get(final, SMT_F_STOPPED);
 
-	smt_ranks_merge_remote(smt_hostjob_ranks(d->job), host, json_object_get(final, SMT_F_RANKS));
+	smt_ranks_merge_remote(smt_hostjob_ranks(d->job), host,
+			       json_object_get(final, SMT_F_RANKS));
 	smt_debug("worker %s: its output is complete", host);
+	if (!l->worker_stopped && !d->stop_signal && json_is_string(stopped)) {
+		int signo = smt_signal_parse(json_string_value(stopped));
+		l->worker_stop_signal = signo > 0 ? signo : SIGTERM;
+		l->worker_stopped = smt_failure_text(
+			SMT_FAIL_STOPPED,
+			"smtd on %s received SIG%s and stopped the job's ranks there; the job "
+			"cannot go on without them", host, json_string_value(stopped));
+		end_everywhere(d, FAILURE_GRACE_S);
+	}
 	if (!l->worker_failure && ((json_is_integer(code) && json_integer_value(code) != 0) ||
 				   json_is_string(sig))) {
-		l->worker_failure = json_is_string(sig)
-			? smt_failure_text(SMT_FAIL_MPIRUN_KILLED, "torchrun on %s was killed by SIG%s",
-					   host, json_string_value(sig))
-			: smt_failure_text(SMT_FAIL_JOB_FAILED, "torchrun on %s exited with code %d",
-					   host, (int)json_integer_value(code));
+		l->worker_failure = json_is_string(sig) ?
+			smt_failure_text(SMT_FAIL_MPIRUN_KILLED,
+					 "torchrun on %s was killed by SIG%s", host,
+					 json_string_value(sig)) :
+			smt_failure_text(SMT_FAIL_JOB_FAILED, "torchrun on %s exited with code %d",
+					 host, (int)json_integer_value(code));
 		end_everywhere(d, FAILURE_GRACE_S);
 	}
 	smt_daemon_changed(d);
@@ -905,16 +937,21 @@ static void leader_begin(struct smt_daemon *d)
 	rc = start_peers(d);
 	if (rc < 0) {
 		if (rc == -ELIBACC || rc == -ELIBBAD)
-			text = smt_failure_text(SMT_FAIL_INTERNAL, "the channels to the workers need "
-						"libcurl, which cannot be loaded; install the libcurl4 package");
+			text = smt_failure_text(
+				SMT_FAIL_INTERNAL,
+				"the channels to the workers need "
+				"libcurl, which cannot be loaded; install the libcurl4 package");
 		else
-			text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot open the channels to the "
-						"workers: %s", strerror(-rc));
+			text = smt_failure_text(SMT_FAIL_INTERNAL,
+						"cannot open the channels to the "
+						"workers: %s",
+						strerror(-rc));
 		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
 		free(text);
 		return;
 	}
-	uv_timer_start(&l->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000), 0);
+	uv_timer_start(&l->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
+		       0);
 }
 
 static void leader_signal(struct smt_daemon *d, int signo)
@@ -942,11 +979,11 @@ static void leader_signal(struct smt_daemon *d, int signo)
 	if (l->launched)
 		return;
 	/* Between two attempts nothing runs: nothing more starts. */
-	text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s %s",
-				smt_plan_current_host(d->plan),
-				smt_signal_name(signo) ? smt_signal_name(signo) : "?",
-				l->restarting ? "while the job was restarting; no further attempt starts"
-					      : "before the job started");
+	text = smt_failure_text(
+		SMT_FAIL_STOPPED, "smtd on %s received SIG%s %s", smt_plan_current_host(d->plan),
+		smt_signal_name(signo) ? smt_signal_name(signo) : "?",
+		l->restarting ? "while the job was restarting; no further attempt starts" :
+				"before the job started");
 	leader_end(d, SMT_STATE_STOPPED, 128 + signo, text);
 	free(text);
 }
@@ -959,7 +996,8 @@ static int leader_restart(struct smt_daemon *d, json_t **reply)
 
 	if (!l || !l->launched || l->ending || l->restarting || l->results_sent ||
 	    d->stop_signal || smt_state_is_final(d->state)) {
-		*reply = json_pack("{s:s}", SMT_F_ERROR, "no running job to restart (it is starting, "
+		*reply = json_pack("{s:s}", SMT_F_ERROR,
+				   "no running job to restart (it is starting, "
 				   "ending or restarting)");
 		return 409;
 	}
@@ -1009,6 +1047,7 @@ static void leader_close(struct smt_daemon *d)
 	free(l->peer_failure);
 	free(l->worker_failure);
 	free(l->stall_failure);
+	free(l->worker_stopped);
 	free(l->restart_summary);
 	/* The timers' memory goes once their close callbacks ran: with the
 	 * daemon, after the loop. */

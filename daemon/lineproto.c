@@ -63,7 +63,8 @@ int smt_lineproto_decode(const char *p, size_t n, struct smt_record *r, size_t *
 	long long rank, stream, flags, ms, len;
 	int rc;
 
-	if ((rc = field(&q, end, ' ', 1, &rank)) <= 0 || (rc = field(&q, end, ' ', 0, &stream)) <= 0 ||
+	if ((rc = field(&q, end, ' ', 1, &rank)) <= 0 ||
+	    (rc = field(&q, end, ' ', 0, &stream)) <= 0 ||
 	    (rc = field(&q, end, ' ', 0, &flags)) <= 0 || (rc = field(&q, end, ' ', 0, &ms)) <= 0 ||
 	    (rc = field(&q, end, '\n', 0, &len)) <= 0) {
 		if (rc == 0 && n >= SMT_LINEPROTO_HEADER_MAX)

@@ -216,7 +216,8 @@ static int launch_agent(struct items *it, const struct smt_mpiargv_in *in, char 
 	if (rc == 0 && custom_socket)
 		rc = smt_shellwords_quote(in->socket, &socket, &bad);
 	if (rc == -EINVAL) {
-		snprintf(err, errlen, "the path %s cannot be quoted for the workers' shell (byte 0x%02x)",
+		snprintf(err, errlen,
+			 "the path %s cannot be quoted for the workers' shell (byte 0x%02x)",
 			 smtctl ? in->socket : in->smtctl, (unsigned char)bad);
 		rc = -EILSEQ;
 		goto out;
@@ -335,7 +336,8 @@ static int smddp_defaults(struct items *it, const struct smt_mpiargv_in *in, con
 	rc |= add_x(it, "NCCL_DEBUG=INFO");
 	rc |= add_x(it, "LD_LIBRARY_PATH");
 	rc |= add_x(it, "PATH");
-	rc |= add_x(it, n > 1 ? "SMDATAPARALLEL_USE_HOMOGENEOUS=1" : "SMDATAPARALLEL_USE_SINGLENODE=1");
+	rc |= add_x(it,
+		    n > 1 ? "SMDATAPARALLEL_USE_HOMOGENEOUS=1" : "SMDATAPARALLEL_USE_SINGLENODE=1");
 	rc |= add_x(it, "FI_PROVIDER=efa");
 	rc |= add_x(it, "RDMAV_FORK_SAFE=1");
 	rc |= forwarded(it, in);

@@ -170,7 +170,9 @@ static void parse_mpirun(const struct msgs *m, struct mpirun_facts *f)
 	case F_SIGNAL: {
 		int pid;
 
-		if (sscanf(p, "mpirun noticed that process rank %d with PID %d on node %255s exited on signal %d",
+		if (sscanf(p,
+			   "mpirun noticed that process rank %d with PID %d on node %255s exited "
+			   "on signal %d",
 			   &f->rank, &pid, f->node, &f->signo) != 4)
 			goto unknown;
 		break;

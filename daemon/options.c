@@ -93,7 +93,8 @@ static void options_usage(FILE *out)
 	      "Per-host supervisor of an MPI training job (see smtd(8)).\n"
 	      "\n"
 	      "  --root DIR                 job directory (SMTD_ROOT; default /opt/ml)\n"
-	      "  --socket PATH              control socket (SMTD_SOCKET; default " SMT_SOCKET_DEFAULT ")\n"
+	      "  --socket PATH              control socket (SMTD_SOCKET; "
+	      "default " SMT_SOCKET_DEFAULT ")\n"
 	      "  --socket-group GROUP       group owning the socket (SMTD_SOCKET_GROUP)\n"
 	      "  --health-listen ADDR:PORT  read-only HTTP probes over TCP (SMTD_HEALTH_LISTEN)\n"
 	      "  --mpirun PATH              mpirun to run (SMTD_MPIRUN; default mpirun)\n"
@@ -105,30 +106,42 @@ static void options_usage(FILE *out)
 	      "  --preload PATH             libsmthostname.so for the ranks (SMTD_PRELOAD)\n"
 	      "  --program NAME             program in the code directory (SAGEMAKER_PROGRAM)\n"
 	      "  --mpi, --no-mpi            run under MPI or standalone (SMTD_MPI_ENABLED)\n"
-	      "  --launch KIND              auto, standalone, mpi, smddp or torchrun (SMTD_LAUNCH)\n"
+	      "  --launch KIND              auto, standalone, mpi, smddp or torchrun "
+	      "(SMTD_LAUNCH)\n"
 	      "  --mpi-options WORDS        custom mpirun options (SMTD_MPI_OPTIONS)\n"
 	      "  --processes-per-host N     ranks per host (SMTD_PROCESSES_PER_HOST)\n"
 	      "  --num-processes N          ranks in all (SMTD_NUM_PROCESSES)\n"
 	      "  --current-host NAME        this host's name (SMTD_CURRENT_HOST)\n"
 	      "  --wait-timeout S           peers ready (SMTD_WAIT_TIMEOUT; default 3600)\n"
 	      "  --launch-timeout S         orted appears (SMTD_LAUNCH_TIMEOUT; default 600)\n"
-	      "  --result-timeout S         result after orted exit (SMTD_RESULT_TIMEOUT; default 60)\n"
+	      "  --result-timeout S         result after orted exit (SMTD_RESULT_TIMEOUT; default "
+	      "60)\n"
 	      "  --peer-timeout S           lost peer channel (SMTD_PEER_TIMEOUT; default 10)\n"
 	      "  --grace S                  signal to SIGKILL (SMTD_GRACE; default 30)\n"
-	      "  --rank-log-dir DIR         each rank's lines to DIR/rank-N.log (SMTD_RANK_LOG_DIR)\n"
-	      "  --stall-timeout S          no progress for S seconds: stalled (SMTD_STALL_TIMEOUT)\n"
-	      "  --start-timeout S          no first line within S seconds: stalled (SMTD_START_TIMEOUT)\n"
-	      "  --progress-pattern REGEX   only matching lines count as progress (SMTD_PROGRESS_PATTERN)\n"
-	      "  --max-restarts N           restart a failed or stalled job N times (SMTD_MAX_RESTARTS)\n"
+	      "  --rank-log-dir DIR         each rank's lines to DIR/rank-N.log "
+	      "(SMTD_RANK_LOG_DIR)\n"
+	      "  --stall-timeout S          no progress for S seconds: stalled "
+	      "(SMTD_STALL_TIMEOUT)\n"
+	      "  --start-timeout S          no first line within S seconds: stalled "
+	      "(SMTD_START_TIMEOUT)\n"
+	      "  --progress-pattern REGEX   only matching lines count as progress "
+	      "(SMTD_PROGRESS_PATTERN)\n"
+	      "  --max-restarts N           restart a failed or stalled job N times "
+	      "(SMTD_MAX_RESTARTS)\n"
 	      "  --restart-delay S          wait S seconds between attempts (SMTD_RESTART_DELAY)\n"
-	      "  --job-cgroup auto|never    put the job in a cgroup v2 of its own (SMTD_JOB_CGROUP)\n"
-	      "  --no-install               do not pip-install the code directory (SMTD_NO_INSTALL)\n"
+	      "  --job-cgroup auto|never    put the job in a cgroup v2 of its own "
+	      "(SMTD_JOB_CGROUP)\n"
+	      "  --no-install               do not pip-install the code directory "
+	      "(SMTD_NO_INSTALL)\n"
 	      "  --no-gpu-check             no check of the GPUs before the launch\n"
 	      "  --no-efa-check             no check of the EFA devices before the launch\n"
-	      "  --min-shm SIZE             /dev/shm at least SIZE (SMTD_MIN_SHM; default 1G, 0: off)\n"
-	      "  --min-free-disk SIZE       free disk under model, output, checkpoints (SMTD_MIN_FREE_DISK;\n"
+	      "  --min-shm SIZE             /dev/shm at least SIZE (SMTD_MIN_SHM; default 1G, 0: "
+	      "off)\n"
+	      "  --min-free-disk SIZE       free disk under model, output, checkpoints "
+	      "(SMTD_MIN_FREE_DISK;\n"
 	      "                             default 1G, 0: off)\n"
-	      "  --preflight-command CMD    run on every host before the launch (SMTD_PREFLIGHT_COMMAND)\n"
+	      "  --preflight-command CMD    run on every host before the launch "
+	      "(SMTD_PREFLIGHT_COMMAND)\n"
 	      "  --preflight-timeout S      its time limit (SMTD_PREFLIGHT_TIMEOUT; default 600)\n"
 	      "  --log-format text|json     format of the output (SMTD_LOG_FORMAT)\n"
 	      "  --debug                    debug messages (SMTD_DEBUG)\n"
@@ -343,8 +356,9 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		if (rc != 0) {
 			regerror(rc, &re, msg, sizeof(msg));
 			smt_options_quote(val, quoted, sizeof(quoted));
-			snprintf(err, errlen, "%s: %s is not a POSIX extended regular expression: %s",
-				 what, quoted, msg);
+			snprintf(err, errlen,
+				 "%s: %s is not a POSIX extended regular expression: %s", what,
+				 quoted, msg);
 			return -EINVAL;
 		}
 		regfree(&re);
@@ -393,7 +407,8 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 	case OPT_NO_MPI: o->mpi_enabled = 0; return 0;
 	case OPT_LAUNCH: {
 		/* smt_launch_name()'s names, and auto: the hyperparameters decide. */
-		static const char *const kinds[] = { "auto", "standalone", "mpi", "smddp", "torchrun" };
+		static const char *const kinds[] = {"auto", "standalone", "mpi", "smddp",
+						    "torchrun"};
 		int k;
 
 		if (parse_choice(what, val, CHOICES(kinds), &k, err, errlen) < 0)

@@ -24,7 +24,8 @@ int smt_outbox_new(size_t cap, struct smt_outbox **out)
 		return -ENOMEM;
 	ob->cap = cap;
 	/* One record beyond the cap, and the end of output. */
-	smt_dynbuf_init(&ob->data, cap + 2 * (SMT_RECORD_MAX + SMT_LINEPROTO_HEADER_MAX) + 1024 * 1024);
+	smt_dynbuf_init(&ob->data,
+			cap + 2 * (SMT_RECORD_MAX + SMT_LINEPROTO_HEADER_MAX) + 1024 * 1024);
 	*out = ob;
 	return 0;
 }

@@ -267,7 +267,12 @@ static int source_emit(void *arg, unsigned flags, const char *p, size_t n)
 {
 	struct source *s = arg;
 	struct smt_record r = {
-		.rank = s->rank, .stream = s->stream, .flags = flags, .ms = s->ms_read, .p = p, .n = n,
+		.rank = s->rank,
+		.stream = s->stream,
+		.flags = flags,
+		.ms = s->ms_read,
+		.p = p,
+		.n = n,
 	};
 
 	if (s->log && !smt_fdwriter_room(s->log->w)) {
@@ -417,7 +422,8 @@ static void source_pump(struct source *s)
 	if (s->done || s->o->closing)
 		return;
 	if (s->pending.len) {
-		long used = smt_framer_feed(&s->framer, s->pending.p, s->pending.len, source_emit, s);
+		long used =
+			smt_framer_feed(&s->framer, s->pending.p, s->pending.len, source_emit, s);
 		if (used > 0)
 			smt_dynbuf_consume(&s->pending, (size_t)used, 1);
 		if (s->pending.len)
@@ -465,7 +471,8 @@ static int open_ranklog(struct smt_output *o, int rank, struct ranklog **out)
 		o->ranklog_dirfd = open(o->cfg.rank_log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (o->ranklog_dirfd < 0 && errno == ENOENT &&
 		    mkdir(o->cfg.rank_log_dir, 0755) == 0)
-			o->ranklog_dirfd = open(o->cfg.rank_log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			o->ranklog_dirfd =
+				open(o->cfg.rank_log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (o->ranklog_dirfd < 0) {
 			rc = -errno;
 			smt_error("--rank-log-dir %s: %s; the ranks' lines are not written there",
@@ -525,7 +532,8 @@ static int add_source(struct smt_output *o, int rank, enum smt_stream stream, in
 	s->pty = is_pty_master(fd);
 	s->fd = fd;
 	/* uv_poll_init makes the pty's master non-blocking. */
-	rc = s->pty ? uv_poll_init(o->cfg.loop, &s->poll, fd) : uv_pipe_init(o->cfg.loop, &s->pipe, 0);
+	rc = s->pty ? uv_poll_init(o->cfg.loop, &s->poll, fd) :
+		      uv_pipe_init(o->cfg.loop, &s->pipe, 0);
 	if (rc < 0) {
 		close(fd);
 		free(s);
@@ -642,7 +650,8 @@ static void msg_line(struct smt_output *o, const char *p, size_t n)
 	smt_log_time((long long)now_ms(), ts, sizeof(ts));
 	smt_dynbuf_addf(&b, "{\"" SMT_F_TIME "\":\"%s\",\"" SMT_F_HOST "\":\"", ts);
 	smt_json_escape_add(&b, o->cfg.current_host, strlen(o->cfg.current_host), &inv);
-	smt_dynbuf_addf(&b, "\",\"" SMT_F_STREAM "\":\"%s\",\"" SMT_F_LINE "\":\"", o->cfg.msg_name);
+	smt_dynbuf_addf(&b, "\",\"" SMT_F_STREAM "\":\"%s\",\"" SMT_F_LINE "\":\"",
+			o->cfg.msg_name);
 	smt_json_escape_add(&b, p, n, &inv);
 	if (smt_dynbuf_addstr(&b, "\"}\n") == 0)
 		write_all(o->cfg.msg_fd, b.p, b.len);
@@ -753,9 +762,12 @@ static void remote_pump(struct rhost *h)
 			struct smt_record r;
 			size_t used;
 
-			if (smt_lineproto_decode(rb->body + rb->off, rb->len - rb->off, &r, &used) != 1) {
-				smt_warn("the output of %s is not valid at byte %zu of a batch; dropping "
-					 "the rest of it", h->host, rb->off);
+			if (smt_lineproto_decode(rb->body + rb->off, rb->len - rb->off, &r,
+						 &used) != 1) {
+				smt_warn("the output of %s is not valid at byte %zu of a batch; "
+					 "dropping "
+					 "the rest of it",
+					 h->host, rb->off);
 				rc = -EINVAL;
 				break;
 			}
@@ -1043,7 +1055,8 @@ static int log_json(void *arg, const struct smt_ring_entry *e, const char *bytes
 						 json_stringn_nocheck(line, ll)) < 0;
 	free(line);
 	if (!bad && b64)
-		bad = json_object_set_new_nocheck(obj, SMT_F_LINE_B64, json_string_nocheck(b64)) < 0;
+		bad = json_object_set_new_nocheck(obj, SMT_F_LINE_B64, json_string_nocheck(b64)) <
+			0;
 	free(b64);
 	if (!bad && e->truncated)
 		bad = json_object_set_new_nocheck(obj, SMT_F_TRUNCATED, json_true()) < 0;

@@ -5,23 +5,26 @@
  * Every local rank's stdout and stderr arrive as two descriptors (the
  * launcher handed them to smtd, rankd.h: stdout a pty's master, or a pipe,
  * stderr a pipe; a standalone program's are smtd's own pipes).  A pty's
- * end (EIO once every slave is closed) is taken as the end of the stream.  Each stream is framed into records (framer.h) and offered
- * to one merger (merge.h) whose sink is, on the leader and a standalone
- * host, smtd's stdout (formatted as format.h says, written by an fdwriter
- * that never blocks the loop) and, on a worker, the outbox the leader
- * fetches (outbox.h).  On the leader the workers' batches are offered to
- * the same merger, so stdout carries every rank of the job.
+ * end (EIO once every slave is closed) is taken as the end of the stream.  Each stream is framed
+ * into records (framer.h) and offered to one merger (merge.h) whose sink is, on the leader and a
+ * standalone host, smtd's stdout (formatted as format.h says, written by an fdwriter that never
+ * blocks the loop) and, on a worker, the outbox the leader fetches (outbox.h).  On the leader the
+ * workers' batches are offered to the same merger, so stdout carries every rank of the job.
  *
  * Every record taken is also counted in the rank table (ranks.h), kept in
  * the log ring (GET /v1/logs) and, with --rank-log-dir, appended to
  * DIR/rank-N.log on the rank's host.
  *
- * Back-pressure, never loss: a stream whose records are refused (stdout or
+ * Back-pressure, not loss: a stream whose records are refused (stdout or
  * the outbox full, a rank log file behind, or in text mode another
  * stream's long line in progress) stops being read until the merger
  * resumes it; the rank then waits in write().  Memory: per stream one
  * record in the framer and one read's worth of bytes held back; the sink's
- * queue; the log ring.
+ * queue; the log ring.  Bytes are lost only when memory runs out (a record
+ * that no queue can take is dropped with a warning naming its rank) or a
+ * destination fails (stdout or a rank log file: a write error drops its
+ * further output, counted in smt_output_stats' stdout_dropped, so that a
+ * dead stdout never stops the job).
  *
  * The launched command's own messages (mpirun's, torchrun's) are not rank
  * output: they go to MSG_FD as they are (JSON mode: objects of stream

@@ -110,7 +110,7 @@ struct smt_peers {
 	size_t results_pending;
 	char *result_json;
 	char **job_hosts;       /* our copy of cfg.job_hosts */
-	char hosts_digest[24];  /* of job_hosts, as a worker's brief status says it */
+	char hosts_digest[SMT_DIGEST_TEXT];  /* of job_hosts, as a worker's brief status says it */
 	struct smt_logpipe *log; /* the channels' ssh messages */
 	char name[64];          /* prefix of the connections' abstract names */
 	char path[108];         /* the socket curl connects to (maybe through dirfd) */
@@ -156,7 +156,8 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 		nonce = uv_hrtime() ^ ((uint64_t)ps->nconnections << 32);
 	n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "%s-p%zu-%u-%016llx", ps->name,
 		     p->index, ps->nconnections++, (unsigned long long)nonce);
-	if (bind(fd, (struct sockaddr *)&un, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
+	if (bind(fd, (struct sockaddr *)&un,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
 		smt_warn("cannot bind a channel socket for %s: %s", p->host, strerror(errno));
 		close(fd);
 		return CURL_SOCKET_BAD;
@@ -238,19 +239,24 @@ static void on_accept(uv_poll_t *h, int status, int events)
 		/* Only curl, in this process, connects here: anyone else's
 		 * connection would become the stdin of our ssh to a worker,
 		 * which trusts it as the leader. */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.pid != getpid()) {
-			smt_warn("a connection to the workers' channel socket from pid %d (uid %d), "
-				 "not smtd: closed", clen == sizeof(cred) ? (int)cred.pid : -1,
-				 clen == sizeof(cred) ? (int)cred.uid : -1);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+		    cred.pid != getpid()) {
+			smt_warn(
+				"a connection to the workers' channel socket from pid %d (uid %d), "
+				"not smtd: closed",
+				clen == sizeof(cred) ? (int)cred.pid : -1,
+				clen == sizeof(cred) ? (int)cred.uid : -1);
 			close(fd);
 			continue;
 		}
 		memset(&un, 0, sizeof(un));
 		size_t index = (size_t)-1;
-		if (getpeername(fd, (struct sockaddr *)&un, &len) == 0 && len > offsetof(struct sockaddr_un, sun_path) + 1) {
+		if (getpeername(fd, (struct sockaddr *)&un, &len) == 0 &&
+		    len > offsetof(struct sockaddr_un, sun_path) + 1) {
 			const char *name = un.sun_path + 1;
 			size_t nlen = strlen(ps->name);
-			if (strncmp(name, ps->name, nlen) == 0 && name[nlen] == '-' && name[nlen + 1] == 'p')
+			if (strncmp(name, ps->name, nlen) == 0 && name[nlen] == '-' &&
+			    name[nlen + 1] == 'p')
 				index = strtoul(name + nlen + 2, NULL, 10);
 		}
 		if (index < ps->n)
@@ -298,7 +304,8 @@ static int open_listener(struct smt_peers *ps)
 	const char *shown = ps->cfg.channel_socket ? ps->cfg.channel_socket : "(none)";
 	int rc, bound = 0;
 
-	snprintf(ps->name, sizeof(ps->name), "smtd-%d-%lx", (int)getpid(), (unsigned long)uv_hrtime());
+	snprintf(ps->name, sizeof(ps->name), "smtd-%d-%lx", (int)getpid(),
+		 (unsigned long)uv_hrtime());
 	rc = channel_path(ps);
 	if (rc < 0)
 		goto fail;
@@ -501,8 +508,9 @@ static int hosts_differ(struct smt_peers *ps, json_t *hosts, char *what, size_t 
 
 	for (size_t i = 0; i < n && !differ; i++) {
 		json_t *h = json_array_get(hosts, i);
-		const char *name = json_is_object(h) ? json_string_value(json_object_get(h, SMT_F_HOST))
-						     : json_string_value(h);
+		const char *name = json_is_object(h) ?
+			json_string_value(json_object_get(h, SMT_F_HOST)) :
+			json_string_value(h);
 		if (name == NULL || strcmp(name, ps->cfg.job_hosts[i]) != 0)
 			differ = 1;
 	}
@@ -512,8 +520,9 @@ static int hosts_differ(struct smt_peers *ps, json_t *hosts, char *what, size_t 
 	 * every host's name for each of them. */
 	for (size_t i = 0; i < n; i++) {
 		json_t *h = json_array_get(hosts, i);
-		const char *name = json_is_object(h) ? json_string_value(json_object_get(h, SMT_F_HOST))
-						     : json_string_value(h);
+		const char *name = json_is_object(h) ?
+			json_string_value(json_object_get(h, SMT_F_HOST)) :
+			json_string_value(h);
 		if (name == NULL)
 			name = "?";
 		size_t l = strlen(theirs);
@@ -553,7 +562,8 @@ static void probe_answer(struct peer *p, json_t *st)
 	}
 	if (role == NULL || strcmp(role, "worker") != 0 || leader == NULL ||
 	    strcmp(leader, ps->cfg.leader) != 0) {
-		snprintf(what, sizeof(what), "it runs as %s with leader %s, expected a worker of leader %s",
+		snprintf(what, sizeof(what),
+			 "it runs as %s with leader %s, expected a worker of leader %s",
 			 role ? role : "?", leader ? leader : "?", ps->cfg.leader);
 		p->mismatch = 1;
 		ps->ops->mismatch(ps->ctx, p->index, what);
@@ -603,7 +613,8 @@ static void on_lost_timer(uv_timer_t *t)
 
 static void heard(struct peer *p)
 {
-	uv_timer_start(&p->lost_timer, on_lost_timer, (uint64_t)(p->ps->cfg.peer_timeout * 1000), 0);
+	uv_timer_start(&p->lost_timer, on_lost_timer, (uint64_t)(p->ps->cfg.peer_timeout * 1000),
+		       0);
 }
 
 static void channel_failed(struct peer *p, const char *why)
@@ -638,7 +649,8 @@ static void send_watch_fresh(struct peer *p, int fresh)
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld&%s=1",
-		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000), SMT_Q_BRIEF);
+		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000),
+		 SMT_Q_BRIEF);
 	/* An answer later than this means the channel is stuck. */
 	if (req_send(p, REQ_WATCH, path, NULL, (long)(p->ps->cfg.watch_timeout * 2000 + 1000),
 		     fresh) < 0)
@@ -779,7 +791,8 @@ static void lines_retry_later(struct peer *p)
 	for (unsigned i = 0; i < p->lines_attempt && ms < BACKOFF_MAX_MS; i++)
 		ms *= 2;
 	p->lines_attempt++;
-	uv_timer_start(&p->lines_retry, on_lines_retry, ms > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : ms, 0);
+	uv_timer_start(&p->lines_retry, on_lines_retry, ms > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : ms,
+		       0);
 }
 
 static void send_lines(struct peer *p)
@@ -1028,10 +1041,7 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
 		ps->job_hosts[i] = strdup(cfg->job_hosts[i]);
 	ps->cfg.job_hosts = (const char *const *)ps->job_hosts;
-	unsigned long long digest = SMT_DIGEST_INIT;
-	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
-		digest = smt_digest_add(digest, cfg->job_hosts[i]);
-	snprintf(ps->hosts_digest, sizeof(ps->hosts_digest), "%016llx", digest);
+	smt_digest_text(cfg->job_hosts, cfg->njob_hosts, ps->hosts_digest);
 	ps->cfg.hosts = NULL;
 	rc = ps->peers && ps->job_hosts ? smt_curluv_new(loop, &ps->cu) : -ENOMEM;
 	if (rc < 0) {
@@ -1062,7 +1072,8 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		uv_timer_init(loop, &p->lost_timer);
 		uv_timer_init(loop, &p->lines_retry);
 		uv_timer_init(loop, &p->attempt_retry);
-		p->retry.data = p->lost_timer.data = p->lines_retry.data = p->attempt_retry.data = p;
+		p->retry.data = p->lost_timer.data = p->lines_retry.data = p->attempt_retry.data =
+			p;
 		ps->handles_open += 4;
 	}
 	*out = ps;
@@ -1121,8 +1132,9 @@ void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double gra
 	const char *name = smt_signal_name(signo);
 	/* The attempt it is for: one that arrives late, once the worker began
 	 * the next, must not end that. */
-	json_t *msg = json_pack("{s:s, s:s, s:f, s:I}", SMT_F_MODE, mode, SMT_F_SIGNAL,
-				name ? name : "TERM", SMT_F_GRACE, grace, SMT_F_ATTEMPT, ps->attempt);
+	json_t *msg =
+		json_pack("{s:s, s:s, s:f, s:I}", SMT_F_MODE, mode, SMT_F_SIGNAL,
+			  name ? name : "TERM", SMT_F_GRACE, grace, SMT_F_ATTEMPT, ps->attempt);
 
 	if (msg)
 		smt_peers_post(ps, SMT_PATH_END, msg);
@@ -1188,7 +1200,8 @@ void smt_peers_missing(const struct smt_peers *ps, char *buf, size_t len)
 	for (size_t i = 0; i < ps->n && used < len; i++) {
 		if (ps->peers[i].ready)
 			continue;
-		int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", ps->peers[i].host);
+		int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+				 ps->peers[i].host);
 		if (w < 0)
 			break;
 		used += (size_t)w;
@@ -1212,7 +1225,8 @@ void smt_peers_close(struct smt_peers *ps)
 		uv_close((uv_handle_t *)&p->lost_timer, handle_closed);
 		uv_close((uv_handle_t *)&p->lines_retry, handle_closed);
 		uv_close((uv_handle_t *)&p->attempt_retry, handle_closed);
-		p->retry.data = p->lost_timer.data = p->lines_retry.data = p->attempt_retry.data = ps;
+		p->retry.data = p->lost_timer.data = p->lines_retry.data = p->attempt_retry.data =
+			ps;
 	}
 	smt_curluv_close(ps->cu);
 	uv_close((uv_handle_t *)&ps->listener, handle_closed);

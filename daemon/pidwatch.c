@@ -79,11 +79,6 @@ int smt_pidwatch_fd(const struct smt_pidwatch *w)
 	return w->fd;
 }
 
-pid_t smt_pidwatch_pid(const struct smt_pidwatch *w)
-{
-	return w->pid;
-}
-
 int smt_pidwatch_ended(const struct smt_pidwatch *w)
 {
 	return w->ended;

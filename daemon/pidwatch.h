@@ -29,7 +29,6 @@ int smt_pidwatch_start(uv_loop_t *loop, pid_t pid, uint64_t start, smt_pidwatch_
 
 /* The pidfd, to signal the process safely (-1 when it was gone). */
 int smt_pidwatch_fd(const struct smt_pidwatch *w);
-pid_t smt_pidwatch_pid(const struct smt_pidwatch *w);
 /* Nonzero once the process has ended. */
 int smt_pidwatch_ended(const struct smt_pidwatch *w);
 

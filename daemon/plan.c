@@ -158,7 +158,8 @@ static long neuron_cores(const char *prefix, char *const *envp)
 		long cores;
 		FILE *f;
 
-		if (strncmp(s, "neuron", 6) != 0 || !s[6] || strspn(s + 6, "0123456789") != strlen(s + 6))
+		if (strncmp(s, "neuron", 6) != 0 || !s[6] ||
+		    strspn(s + 6, "0123456789") != strlen(s + 6))
 			continue;
 		snprintf(path, sizeof(path), "%s/sys/devices/virtual/neuron_device/%s/core_count",
 			 prefix, s);
@@ -339,12 +340,14 @@ static int torchrun_vars(const struct smt_plan *p, json_t *vars, char **envp)
 static int job_vars(const struct smt_plan *p, json_t *vars, char **envp)
 {
 	const char *pp = smt_env_get(envp, "PYTHONPATH");
-	const char *region = p->cfg->region ? p->cfg->region : smt_env_get(envp, "AWS_DEFAULT_REGION");
+	const char *region =
+		p->cfg->region ? p->cfg->region : smt_env_get(envp, "AWS_DEFAULT_REGION");
 	const char *torch = p->torch_version[0] ? p->torch_version : NULL;
 	char *pythonpath = NULL;
 	int rc = 0;
 
-	if (asprintf(&pythonpath, "%s%s%s", p->code_dir, pp && *pp ? ":" : "", pp && *pp ? pp : "") < 0)
+	if (asprintf(&pythonpath, "%s%s%s", p->code_dir, pp && *pp ? ":" : "",
+		     pp && *pp ? pp : "") < 0)
 		return -ENOMEM;
 	const struct { const char *name, *value; int image_wins; } defs[] = {
 		{ "CURRENT_HOST", p->cfg->current_host, 0 },
@@ -515,7 +518,8 @@ static int launcher(struct smt_plan *p)
  */
 static int check_remote_paths(const struct smt_plan *p, char *err, size_t errlen)
 {
-	static const char *const names[2] = { "--smtctl (or SMTD_SMTCTL)", "--socket (or SMTD_SOCKET)" };
+	static const char *const names[2] = {"--smtctl (or SMTD_SMTCTL)",
+					     "--socket (or SMTD_SOCKET)"};
 	const char *paths[2] = { p->opts.smtctl_path, p->opts.socket_path };
 
 	for (int i = 0; i < 2; i++) {
@@ -531,8 +535,12 @@ static int check_remote_paths(const struct smt_plan *p, char *err, size_t errlen
 			snprintf(shown, sizeof(shown), "\\x%02x", (unsigned char)bad);
 		else
 			snprintf(shown, sizeof(shown), "%c", bad);
-		smt_errorf(err, errlen, "%s: \"%.200s\" has '%s', which the shell of the other hosts would interpret: the path reaches them on the command lines that ssh and mpirun's orte_launch_agent run there; choose a path without $ ` \" \\ or control characters",
-		       names[i], paths[i], shown);
+		smt_errorf(err, errlen,
+			   "%s: \"%.200s\" has '%s', which the shell of the other hosts would "
+			   "interpret: the path reaches them on the command lines that ssh and "
+			   "mpirun's orte_launch_agent run there; choose a path without $ ` \" \\ "
+			   "or control characters",
+			   names[i], paths[i], shown);
 		return -EINVAL;
 	}
 	return 0;
@@ -576,8 +584,10 @@ static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in 
 		return 0;
 	if (!json_is_object(mp)) {
 		rendered = json_dumps(mp, JSON_ENCODE_ANY | JSON_COMPACT);
-		smt_errorf(err, errlen, "%s: mp_parameters: %.60s is not a JSON object; write the model-parallel parameters as {\"name\": value, ...}",
-		       p->cfg->hp_path, rendered ? rendered : "(value)");
+		smt_errorf(err, errlen,
+			   "%s: mp_parameters: %.60s is not a JSON object; write the "
+			   "model-parallel parameters as {\"name\": value, ...}",
+			   p->cfg->hp_path, rendered ? rendered : "(value)");
 		free(rendered);
 		return -EINVAL;
 	}
@@ -589,10 +599,13 @@ static int modelparallel(struct smt_plan *p, char **envp, struct smt_mpiargv_in 
 		digits = strspn(version, "0123456789");
 		if (digits == 0 || digits > 6 || (version[digits] && version[digits] != '.')) {
 			snprintf(shown, sizeof(shown), "%.60s", version);
-			smt_errorf(err, errlen, "%s: \"%s\" does not start with a major version number; %s",
-			       source, shown, source == p->torch_source ?
-			       "set SM_DLC_TORCH_VERSION as the image's PyTorch version (2.0.1)" :
-			       "set it as the image's PyTorch version (2.0.1) or unset it");
+			smt_errorf(err, errlen,
+				   "%s: \"%s\" does not start with a major version number; %s",
+				   source, shown,
+				   source == p->torch_source ? "set SM_DLC_TORCH_VERSION as the "
+							       "image's PyTorch version (2.0.1)" :
+							       "set it as the image's PyTorch "
+							       "version (2.0.1) or unset it");
 			return -EINVAL;
 		}
 		in->torch_major = atoi(version);
@@ -650,9 +663,13 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 		/* Without it the ranks would run, but not data parallel. */
 		in.smddprun = installed("smddprun", envp);
 		if (!in.smddprun) {
-			smt_errorf(err, errlen, "smddprun is not on PATH (%s): SMDataParallel (%s) needs it on every host; install the smdistributed dataparallel library in the image, or choose another launch with --launch",
-			       smt_env_get(envp, "PATH") ? smt_env_get(envp, "PATH") :
-			       SMT_PATHSEARCH_DEFAULT, p->reason);
+			smt_errorf(err, errlen,
+				   "smddprun is not on PATH (%s): SMDataParallel (%s) needs it on "
+				   "every host; install the smdistributed dataparallel library in "
+				   "the image, or choose another launch with --launch",
+				   smt_env_get(envp, "PATH") ? smt_env_get(envp, "PATH") :
+							       SMT_PATHSEARCH_DEFAULT,
+				   p->reason);
 			return -EINVAL;
 		}
 	} else if ((rc = modelparallel(p, envp, &in, err, errlen)) < 0) {
@@ -661,8 +678,8 @@ static int mpi_argv(struct smt_plan *p, char **envp, char *err, size_t errlen)
 	rc = smt_mpiargv_build(&in, &p->mpi_argv, msg, sizeof(msg));
 	if (rc == -EINVAL) {
 		if (o->mpi_options)
-			smt_errorf(err, errlen, "--mpi-options (or SMTD_MPI_OPTIONS): %s; fix the quoting",
-			       msg);
+			smt_errorf(err, errlen,
+				   "--mpi-options (or SMTD_MPI_OPTIONS): %s; fix the quoting", msg);
 		else
 			smt_errorf(err, errlen, "%s: %s: %s; fix the quoting", p->cfg->hp_path,
 			       smddp ? "sagemaker_distributed_dataparallel_custom_mpi_options" :
@@ -734,8 +751,12 @@ static int counts(struct smt_plan *p, char *err, size_t errlen)
 		 * MPI-only sagemaker_mpi_num_processes does not apply. */
 		p->np = (long)p->ndist * p->ppn;
 		if (o->num_processes > 0 && o->num_processes != p->np) {
-			smt_errorf(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld, but %s runs hosts x processes per host (%zu x %ld = %ld); drop it, or set --processes-per-host",
-			       o->num_processes, smt_launch_name(p->launch), p->ndist, p->ppn, p->np);
+			smt_errorf(err, errlen,
+				   "--num-processes (or SMTD_NUM_PROCESSES): %ld, but %s runs "
+				   "hosts x processes per host (%zu x %ld = %ld); drop it, or set "
+				   "--processes-per-host",
+				   o->num_processes, smt_launch_name(p->launch), p->ndist, p->ppn,
+				   p->np);
 			return -EINVAL;
 		}
 		return 0;
@@ -743,11 +764,16 @@ static int counts(struct smt_plan *p, char *err, size_t errlen)
 	p->np = o->num_processes > 0 ? o->num_processes : p->cfg->num_processes;
 	if (p->np > 0 && mpi && (size_t)p->np > p->ndist * (size_t)p->ppn) {
 		if (o->num_processes > 0)
-			smt_errorf(err, errlen, "--num-processes (or SMTD_NUM_PROCESSES): %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
-			       p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
+			smt_errorf(err, errlen,
+				   "--num-processes (or SMTD_NUM_PROCESSES): %ld is more than "
+				   "hosts x processes per host (%zu x %ld = %zu); lower it",
+				   p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
 		else
-			smt_errorf(err, errlen, "%s: sagemaker_mpi_num_processes: %ld is more than hosts x processes per host (%zu x %ld = %zu); lower it",
-			       p->cfg->hp_path, p->np, p->ndist, p->ppn, p->ndist * (size_t)p->ppn);
+			smt_errorf(err, errlen,
+				   "%s: sagemaker_mpi_num_processes: %ld is more than hosts x "
+				   "processes per host (%zu x %ld = %zu); lower it",
+				   p->cfg->hp_path, p->np, p->ndist, p->ppn,
+				   p->ndist * (size_t)p->ppn);
 		return -EINVAL;
 	}
 	if (p->np <= 0)
@@ -818,7 +844,9 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	if ((rc = launcher(p)) < 0)
 		goto out;
 	if (smt_launch_unknown_setting(p->cfg) &&
-	    (rc = warn(p, "%s: %s: not a setting smtd knows (neither a distribution nor one of the toolkit's settings); the job runs as if it were absent",
+	    (rc = warn(p,
+		       "%s: %s: not a setting smtd knows (neither a distribution nor one of the "
+		       "toolkit's settings); the job runs as if it were absent",
 		       p->cfg->hp_path, smt_launch_unknown_setting(p->cfg))) < 0)
 		goto out;
 	rc = smt_pysite_torch_version(envp, p->torch_version, sizeof(p->torch_version),
@@ -875,7 +903,10 @@ void smt_plan_free(struct smt_plan *p)
 const struct smt_options *smt_plan_options(const struct smt_plan *p) { return &p->opts; }
 enum smt_role smt_plan_role(const struct smt_plan *p) { return p->role; }
 const char *smt_plan_root(const struct smt_plan *p) { return p->opts.root; }
-const char *smt_plan_current_host(const struct smt_plan *p) { return p ? p->cfg->current_host : NULL; }
+const char *smt_plan_current_host(const struct smt_plan *p)
+{
+	return p ? p->cfg->current_host : NULL;
+}
 const char *smt_plan_leader(const struct smt_plan *p)
 {
 	return p->ndist ? p->dist_hosts[0] : p->cfg->current_host;
@@ -1002,21 +1033,21 @@ int smt_plan_print(const struct smt_plan *p, FILE *out, int json)
 	const char *hf = smt_plan_hostfile(p, NULL);
 
 	if (json) {
-		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s?}",
-				      "launch", smt_launch_name(p->launch), "launch_reason", p->reason,
-				      "role", smt_role_name(p->role), "leader", smt_plan_leader(p),
-				      "current_host", p->cfg->current_host,
-				      "hosts", strv_json(p->cfg->hosts, p->cfg->nhosts),
-				      "distribution_hosts", strv_json(p->dist_hosts, p->ndist),
-				      "processes_per_host", (json_int_t)p->ppn,
-				      "num_processes", (json_int_t)p->np,
-				      "argv", argv ? strv_json(argv, smt_strv_len(argv)) : json_array(),
-				      "rank_argv", strv_json(p->rank_argv, smt_strv_len(p->rank_argv)),
-				      "launcher", strv_json(p->launcher, smt_strv_len(p->launcher)),
-				      "env", strv_json(p->env_names, smt_strv_len(p->env_names)),
-				      "rank_env", rank_env(p),
-				      "warnings", strv_json(p->warnings, smt_strv_len(p->warnings)),
-				      "workdir", p->code_dir, "hostfile", hf);
+		json_t *o = json_pack(
+			"{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
+			"s:o, s:s, s:s?}",
+			"launch", smt_launch_name(p->launch), "launch_reason", p->reason, "role",
+			smt_role_name(p->role), "leader", smt_plan_leader(p), "current_host",
+			p->cfg->current_host, "hosts", strv_json(p->cfg->hosts, p->cfg->nhosts),
+			"distribution_hosts", strv_json(p->dist_hosts, p->ndist),
+			"processes_per_host", (json_int_t)p->ppn, "num_processes",
+			(json_int_t)p->np, "argv",
+			argv ? strv_json(argv, smt_strv_len(argv)) : json_array(), "rank_argv",
+			strv_json(p->rank_argv, smt_strv_len(p->rank_argv)), "launcher",
+			strv_json(p->launcher, smt_strv_len(p->launcher)), "env",
+			strv_json(p->env_names, smt_strv_len(p->env_names)), "rank_env",
+			rank_env(p), "warnings", strv_json(p->warnings, smt_strv_len(p->warnings)),
+			"workdir", p->code_dir, "hostfile", hf);
 		int rc;
 
 		if (!o)

@@ -1,6 +1,7 @@
 /*
  * plan.h - what this host will do, worked out from the options and the
- * SageMaker-style configuration files (smtd-config(5); smtd(8) Roles, The rank command, The mpirun command line, ENVIRONMENT, torchrun).
+ * SageMaker-style configuration files (smtd-config(5); smtd(8) Roles, The rank command, The mpirun
+ * command line, ENVIRONMENT, torchrun).
  *
  * smt_plan_build reads ROOT/input/config/{resourceconfig,hyperparameters,
  * inputdataconfig}.json (jobconfig.c), validates them and decides the
@@ -110,8 +111,8 @@ char *const *smt_plan_env_names(const struct smt_plan *plan);
  * this host's values, and on a torchrun host NCCL_SOCKET_IFNAME,
  * NCCL_PROTO=simple and the EFA variables as the toolkit sets them
  * (smtd(8) torchrun), and PET_MONITOR_INTERVAL=0.1 unless the environment has it
- * (torchrun notices the end of its processes at once, plan.c).  On a worker this is what orted (and so the local ranks)
- * must get.
+ * (torchrun notices the end of its processes at once, plan.c).  On a worker this is what orted (and
+ * so the local ranks) must get.
  */
 char *const *smt_plan_envp(const struct smt_plan *plan);
 /* Working directory of the launched command: the code directory. */

@@ -187,11 +187,13 @@ static int check_gpus(const struct smt_preflight_config *c, const char *root, js
 	}
 	*gpus = proc >= 0 && proc < have ? proc : have;
 	if (missing >= 0)
-		snprintf(detail, sizeof(detail), "%ld of %ld GPUs visible (no /dev/nvidia%ld)", have,
-			 want, missing);
+		snprintf(detail, sizeof(detail), "%ld of %ld GPUs visible (no /dev/nvidia%ld)",
+			 have, want, missing);
 	else if (proc < want)
-		snprintf(detail, sizeof(detail), "%ld of %ld GPUs visible (/proc/driver/nvidia/gpus "
-			 "lists %ld)", proc < 0 ? 0 : proc, want, proc < 0 ? 0 : proc);
+		snprintf(detail, sizeof(detail),
+			 "%ld of %ld GPUs visible (/proc/driver/nvidia/gpus "
+			 "lists %ld)",
+			 proc < 0 ? 0 : proc, want, proc < 0 ? 0 : proc);
 	else
 		snprintf(detail, sizeof(detail), "%ld of %ld GPUs visible", have, want);
 	add(checks, "gpus", missing < 0 && proc >= want, detail);
@@ -269,8 +271,10 @@ static int check_shm(const struct smt_preflight_config *c, const char *root, jso
 		return 0;
 	}
 	if (!c->shm_fatal) {
-		json_array_append_new(checks, json_pack("{s:s, s:b, s:s, s:b}", SMT_F_CHECK, "shm", SMT_F_OK, 1,
-							SMT_F_DETAIL, detail, SMT_F_WARNING, 1));
+		json_array_append_new(checks,
+				      json_pack("{s:s, s:b, s:s, s:b}", SMT_F_CHECK, "shm",
+						SMT_F_OK, 1, SMT_F_DETAIL, detail, SMT_F_WARNING,
+						1));
 		return 0;
 	}
 	add(checks, "shm", 0, detail);

@@ -80,7 +80,8 @@ static double elapsed(const struct smt_prelaunch *p)
 static void finish(struct smt_prelaunch *p, enum smt_failure_kind kind, const char *detail)
 {
 	p->step = STEP_DONE;
-	json_object_set_new(p->result, SMT_F_MICROSECONDS, json_integer((json_int_t)(elapsed(p) * 1e6)));
+	json_object_set_new(p->result, SMT_F_MICROSECONDS,
+			    json_integer((json_int_t)(elapsed(p) * 1e6)));
 	if (detail) {
 		p->failure = smt_failure_text(kind, "%s: %s", p->host, detail);
 		json_object_set_new(p->result, SMT_F_STATE, json_string("failed"));
@@ -260,8 +261,9 @@ static void child_over(struct smt_prelaunch *p)
 			snprintf(what, sizeof(what), "%s in %s exited with code %d", "pip install",
 				 p->code_dir, code);
 		else if (WIFSIGNALED(p->wstatus))
-			snprintf(what, sizeof(what), "--preflight-command %s was killed by signal %d",
-				 p->command[0], WTERMSIG(p->wstatus));
+			snprintf(what, sizeof(what),
+				 "--preflight-command %s was killed by signal %d", p->command[0],
+				 WTERMSIG(p->wstatus));
 		else
 			snprintf(what, sizeof(what), "--preflight-command %s exited with code %d",
 				 p->command[0], code);
@@ -338,7 +340,8 @@ static void run_child(struct smt_prelaunch *p, char *const *argv, const char *cw
 		}
 		p->pid = -1;
 		snprintf(what, sizeof(what), "cannot run %s%s%s: %s (exit status %d)", argv[0],
-			 cwd ? " in " : "", cwd ? cwd : "", strerror(-rc), smt_spawn_exec_status(-rc));
+			 cwd ? " in " : "", cwd ? cwd : "", strerror(-rc),
+			 smt_spawn_exec_status(-rc));
 		finish(p, p->step == STEP_INSTALL ? SMT_FAIL_INSTALL : SMT_FAIL_PREFLIGHT, what);
 		return;
 	}
@@ -363,7 +366,8 @@ static void run_builtin(struct smt_prelaunch *p)
 
 	json_object_set_new(p->result, SMT_F_GPUS, json_integer(gpus));
 	/* What the built-in checks cost this host (at most 20 ms, smtd(8) Preflight). */
-	json_object_set_new(p->result, SMT_F_BUILTIN_MICROSECONDS, json_integer((json_int_t)(took * 1e6)));
+	json_object_set_new(p->result, SMT_F_BUILTIN_MICROSECONDS,
+			    json_integer((json_int_t)(took * 1e6)));
 	json_array_foreach(checks, i, c)
 		if (json_is_true(json_object_get(c, SMT_F_WARNING)))
 			smt_warn("preflight on %s: %s (a warning: the ranks do not use PyTorch)",
@@ -473,9 +477,10 @@ int smt_prelaunch_start(uv_loop_t *loop, struct smt_reaper *reaper,
 	uv_timer_init(loop, &p->kick);
 	p->timer.data = p->kick.data = p;
 	p->handles = 2;
-	p->result = json_pack("{s:s?, s:i, s:s, s:[], s:i, s:s?}", SMT_F_HOST, cfg->host, SMT_F_ATTEMPT,
-			      cfg->attempt, SMT_F_STATE, "running", SMT_F_CHECKS, SMT_F_GPUS, 0, SMT_F_INSTANCE_TYPE,
-			      cfg->builtin ? cfg->builtin->instance_type : NULL);
+	p->result =
+		json_pack("{s:s?, s:i, s:s, s:[], s:i, s:s?}", SMT_F_HOST, cfg->host, SMT_F_ATTEMPT,
+			  cfg->attempt, SMT_F_STATE, "running", SMT_F_CHECKS, SMT_F_GPUS, 0,
+			  SMT_F_INSTANCE_TYPE, cfg->builtin ? cfg->builtin->instance_type : NULL);
 	if (!p->result || copy_config(p, cfg) < 0) {
 		smt_prelaunch_close(p);
 		return -ENOMEM;

@@ -65,8 +65,11 @@ int smt_proc_stat(const char *proc, pid_t pid, struct smt_proc_stat *st)
 	if (!open_paren || !close_paren || close_paren < open_paren)
 		return -EIO;
 	p = close_paren + 1;
-	if (sscanf(p, " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d %llu%n",
-		   &state, &ppid, &pgrp, &sid, &utime, &stime, &start, &n) < 7 || n == 0)
+	if (sscanf(p,
+		   " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %*d %*d "
+		   "%llu%n",
+		   &state, &ppid, &pgrp, &sid, &utime, &stime, &start, &n) < 7 ||
+	    n == 0)
 		return -EIO;
 	memset(st, 0, sizeof(*st));
 	st->pid = pid;
@@ -130,7 +133,8 @@ int smt_proc_has_env(const char *proc, pid_t pid, const char *assignment)
 			char *z = memchr(buf + off, '\0', len - off);
 			if (z == NULL)
 				break;
-			if (!skipping && env_matches(buf + off, (size_t)(z - buf) - off, 0, assignment, alen))
+			if (!skipping &&
+			    env_matches(buf + off, (size_t)(z - buf) - off, 0, assignment, alen))
 				rc = 1;
 			skipping = 0;
 			off = (size_t)(z - buf) + 1;

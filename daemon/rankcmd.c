@@ -135,8 +135,10 @@ int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c
 	}
 	program = o->program ? o->program : c->program;
 	if (!program || !*program) {
-		smt_errorf(err, errlen, "%s: sagemaker_program: missing; name the program to run there, in SAGEMAKER_PROGRAM or --program, or give a command after --",
-		       c->hp_path);
+		smt_errorf(err, errlen,
+			   "%s: sagemaker_program: missing; name the program to run there, in "
+			   "SAGEMAKER_PROGRAM or --program, or give a command after --",
+			   c->hp_path);
 		return -EINVAL;
 	}
 	if (!(p->program = strdup(program)))
@@ -149,7 +151,8 @@ int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c
 	if (package || (dot && strcmp(dot, ".py") == 0)) {
 		rc |= smt_strvbuf_add(&s, "python3");
 		if (distributed && (launch == SMT_LAUNCH_MPI || launch == SMT_LAUNCH_SMDDP)) {
-			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason). */
+			/* mpi4py makes an uncaught exception abort the job (the toolkit's reason).
+			 */
 			rc |= smt_strvbuf_add(&s, "-m");
 			rc |= smt_strvbuf_add(&s, "mpi4py");
 		} else if (distributed && launch == SMT_LAUNCH_TORCHRUN) {
@@ -177,13 +180,4 @@ int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c
 out:
 	smt_strv_free(s.v);
 	return rc;
-}
-
-void smt_rankcmd_free(struct smt_rankcmd *p)
-{
-	free(p->code_dir);
-	free(p->program);
-	smt_strv_free(p->user_args);
-	smt_strv_free(p->argv);
-	memset(p, 0, sizeof(*p));
 }

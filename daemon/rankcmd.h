@@ -22,12 +22,11 @@ struct smt_rankcmd {
 /*
  * Fill OUT (zeroed) for LAUNCH; DISTRIBUTED when this host is one of the
  * job's distribution hosts.  0, -ENOMEM, or -EINVAL with one line in ERR
- * (no program).  On failure
- * OUT may hold some fields: smt_rankcmd_free it.
+ * (no program).  The fields are the caller's, filled or NULL, whatever the
+ * result: the plan takes them over and frees them with itself (plan.c).
  */
 int smt_rankcmd_build(const struct smt_options *o, const struct smt_jobconfig *c,
 		      enum smt_launch launch, int distributed, struct smt_rankcmd *out, char *err,
 		      size_t errlen);
-void smt_rankcmd_free(struct smt_rankcmd *rc);
 
 #endif

@@ -171,7 +171,8 @@ int smt_rankcred_trusted(const char *path, char *resolved, size_t size)
 		close(dir);
 		dir = next;
 		if (slash == NULL) {
-			ok = dir >= 0 && fstat(dir, &st) == 0 && S_ISREG(st.st_mode) && safe_owner(&st);
+			ok = dir >= 0 && fstat(dir, &st) == 0 && S_ISREG(st.st_mode) &&
+				safe_owner(&st);
 			break;
 		}
 		p = slash + 1;

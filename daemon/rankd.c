@@ -110,7 +110,8 @@ static void reply(struct conn *c, json_t *msg)
 static void refuse(struct conn *c, const char *why)
 {
 	if (c->rank >= 0)
-		smt_warn("rank launcher (pid %d, rank %d): refused: %s", (int)c->peer, c->rank, why);
+		smt_warn("rank launcher (pid %d, rank %d): refused: %s", (int)c->peer, c->rank,
+			 why);
 	else
 		smt_warn("rank launcher (pid %d): refused: %s", (int)c->peer, why);
 	reply(c, json_pack("{s:b, s:s}", SMT_F_OK, 0, SMT_F_ERROR, why));
@@ -209,14 +210,16 @@ static void on_start(struct conn *c, json_t *msg)
 static void on_exit_msg(struct conn *c, json_t *msg)
 {
 	struct smt_rankd *rd = c->rd;
-	json_t *status = json_object_get(msg, SMT_F_STATUS), *e = json_object_get(msg, SMT_F_EXEC_ERRNO);
+	json_t *status = json_object_get(msg, SMT_F_STATUS),
+	       *e = json_object_get(msg, SMT_F_EXEC_ERRNO);
 
 	if (!json_is_integer(status) && !json_is_integer(e)) {
 		refuse(c, "exit needs a status");
 		return;
 	}
 	c->phase = P_DONE;
-	rd->ops->exited(rd->ctx, c->rank, json_is_integer(status) ? (int)json_integer_value(status) : -1,
+	rd->ops->exited(rd->ctx, c->rank,
+			json_is_integer(status) ? (int)json_integer_value(status) : -1,
 			json_is_integer(e) ? (int)json_integer_value(e) : 0,
 			json_integer_value(json_object_get(msg, SMT_F_END_MS)),
 			json_integer_value(json_object_get(msg, SMT_F_MAXRSS_KB)));

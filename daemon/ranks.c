@@ -319,7 +319,8 @@ static json_t *rank_json(const struct smt_rank *k, double now)
 	json_object_set_new(o, SMT_F_EXIT_CODE, k->state == SMT_RANK_EXITED && k->exit_code >= 0
 							? json_integer(k->exit_code) : json_null());
 	if (k->signo)
-		json_object_set_new(o, SMT_F_SIGNAL, sig ? json_string(sig) : json_integer(k->signo));
+		json_object_set_new(o, SMT_F_SIGNAL,
+				    sig ? json_string(sig) : json_integer(k->signo));
 	else
 		json_object_set_new(o, SMT_F_SIGNAL, json_null());
 	json_object_set_new(o, SMT_F_LINES, json_integer((json_int_t)k->lines));

@@ -187,8 +187,10 @@ static void shm_words(const struct smt_crash *c, char *s, size_t *len, size_t ca
 	if (!smt_crash_shm_tight(c))
 		return;
 	size_words(c->shm_size, a, sizeof(a));
-	appendf(s, len, cap, "; /dev/shm is %s, %lld %% used (PyTorch DataLoader workers need more: "
-		"--shm-size)", a, (c->shm_used * 100 + c->shm_size / 2) / c->shm_size);
+	appendf(s, len, cap,
+		"; /dev/shm is %s, %lld %% used (PyTorch DataLoader workers need more: "
+		"--shm-size)",
+		a, (c->shm_used * 100 + c->shm_size / 2) / c->shm_size);
 }
 
 /* What a killed rank's host saw at its death, after "was killed by SIGX"
@@ -391,7 +393,8 @@ static int mpirun_failure(struct smt_report *r, const struct smt_report_input *i
 			appendf(s, len, cap, ": %s (exit %d)", strerror(-probe), r->exit_code);
 		} else {
 			r->kind = SMT_FAIL_LAUNCH;
-			appendf(s, len, cap, "LaunchFailed: mpirun could not access or execute %s", exe);
+			appendf(s, len, cap, "LaunchFailed: mpirun could not access or execute %s",
+				exe);
 			if (r->host[0])
 				appendf(s, len, cap, " on %s", r->host);
 		}
@@ -440,8 +443,10 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 		return;
 	if (in->oom_kill) {
 		r->kind = SMT_FAIL_OOM;
-		appendf(s, &len, cap, "OutOfMemory: the kernel's OOM killer killed a process of the "
-			"job on %s", in->current_host ? in->current_host : "this host");
+		appendf(s, &len, cap,
+			"OutOfMemory: the kernel's OOM killer killed a process of the "
+			"job on %s",
+			in->current_host ? in->current_host : "this host");
 		return;
 	}
 	if (mpirun_failure(r, in, &f, s, &len, cap))
@@ -449,14 +454,16 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 	if (f.daemon_lost) {
 		snprintf(r->host, sizeof(r->host), "%s", f.lost_host);
 		r->kind = SMT_FAIL_DAEMON_LOST;
-		appendf(s, &len, cap, "DaemonLost: mpirun lost the Open MPI daemon (orted) on %s: its "
+		appendf(s, &len, cap,
+			"DaemonLost: mpirun lost the Open MPI daemon (orted) on %s: its "
 			"host, its network link or orted itself failed",
 			r->host[0] ? r->host : "a worker");
 		return;
 	}
 	if (f.launch[0]) {
 		r->kind = SMT_FAIL_LAUNCH;
-		appendf(s, &len, cap, "LaunchFailed: %s could not start the job: %s", cmd, f.launch);
+		appendf(s, &len, cap, "LaunchFailed: %s could not start the job: %s", cmd,
+			f.launch);
 		return;
 	}
 	if (!in->command && (in->exit_code > 0 || in->term_signal)) {
@@ -572,7 +579,8 @@ int smt_report_build(const struct smt_report_input *in, const struct smt_report 
 		 * tail) shows from its start: the error, the crashing thread. */
 		if (k && k->local && r->signal && (dump = smt_ranks_dump(k)) != NULL) {
 			from_start = 1;
-			for (const char *p = dump; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
+			for (const char *p = dump; *p;
+			     p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n'))
 				if (add_line(&l, p, strcspn(p, "\n")) < 0)
 					goto out;
 		} else if (k && k->local) {

@@ -206,7 +206,8 @@ char *smt_restart_failure(const struct smt_restart *r, const char *text)
 	rc = rc ? rc : smt_dynbuf_add(&b, "\n", 1);
 	free(last);
 	/* The earlier attempts share what is left of the shown bytes. */
-	size_t left = SMT_REPORT_SHOWN > smt_dynbuf_len(&b) ? SMT_REPORT_SHOWN - smt_dynbuf_len(&b) : 0;
+	size_t left =
+		SMT_REPORT_SHOWN > smt_dynbuf_len(&b) ? SMT_REPORT_SHOWN - smt_dynbuf_len(&b) : 0;
 	size_t each = left / (size_t)r->attempt;
 	for (int i = 0; rc == 0 && i < r->attempt; i++) {
 		char head[64], line[EARLIER_LINE_MAX + 1];
@@ -231,7 +232,8 @@ char *smt_restart_failure(const struct smt_restart *r, const char *text)
 void smt_restart_mark_line(const struct smt_restart *r, const char *host, char *buf,
 			   size_t len)
 {
-	snprintf(buf, len, "==== smtd: attempt %d of at most %ld on %s (SMTD_RESTART_COUNT=%d) ====",
+	snprintf(buf, len,
+		 "==== smtd: attempt %d of at most %ld on %s (SMTD_RESTART_COUNT=%d) ====",
 		 r->attempt + 1, r->max + 1 > r->attempt + 1 ? r->max + 1 : (long)r->attempt + 1,
 		 host, r->attempt);
 }

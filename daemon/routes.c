@@ -45,25 +45,24 @@ static long long query_number(const char *query, const char *key)
 static void make_brief(json_t *v)
 {
 	json_t *hosts = json_object_get(v, SMT_F_HOSTS), *h;
-	unsigned long long digest = SMT_DIGEST_INIT;
-	char text[24];
-	size_t i;
+	size_t n = json_array_size(hosts), i;
+	const char **names;
+	char text[SMT_DIGEST_TEXT];
 
-	if (!json_is_array(hosts))
+	if (!json_is_array(hosts) || !(names = calloc(n ? n : 1, sizeof(*names))))
 		return;
-	json_array_foreach(hosts, i, h) {
-		const char *name = json_string_value(json_object_get(h, SMT_F_HOST));
-		digest = smt_digest_add(digest, name ? name : "");
-	}
-	snprintf(text, sizeof(text), "%016llx", digest);
+	json_array_foreach(hosts, i, h)
+		names[i] = json_string_value(json_object_get(h, SMT_F_HOST));
+	smt_digest_text(names, n, text);
+	free(names);
 	json_object_del(v, SMT_F_HOSTS);
 	json_object_set_new(v, SMT_F_HOSTS_DIGEST, json_string(text));
 }
 
 void smt_routes_status(struct smt_httpconn *c)
 {
-	json_t *v = c->ops->status(c->ctx);
-	if (v && c->brief)
+	json_t *v = c->ops->status(c->ctx, c->brief);
+	if (v && c->brief && json_object_get(v, SMT_F_HOSTS))
 		make_brief(v);
 	if (!v) {
 		smt_httpconn_respond_error(c, 500, NULL, "the daemon could not render its status");
@@ -79,14 +78,18 @@ static void do_status(struct smt_httpconn *c, const char *query)
 
 	c->brief = query_number(query, SMT_Q_BRIEF) == 1;
 	if (wait == -2 || timeout == -2) {
-		smt_httpconn_respond_error(c, 400, NULL, "wait and timeout must be non-negative integers");
+		smt_httpconn_respond_error(c, 400, NULL,
+					   "wait and timeout must be non-negative integers");
 		return;
 	}
 	/* Hold the answer while the status is still the one the client has:
 	 * the leader's watch of a worker, with no polling on either side. */
 	if (wait >= 0 && c->ops->generation && wait == c->ops->generation(c->ctx)) {
 		c->wait = WAIT_POLL;
-		c->hold_ms = timeout < 0 ? 5000 : timeout > 60000 ? 60000 : timeout ? (unsigned)timeout : 1;
+		c->hold_ms = timeout < 0 ? 5000 :
+			timeout > 60000  ? 60000 :
+			timeout          ? (unsigned)timeout :
+					   1;
 		return;
 	}
 	smt_routes_status(c);
@@ -135,19 +138,22 @@ static void do_logs(struct smt_httpconn *c, const char *query)
 
 		if (klen == strlen(SMT_Q_TAIL) && memcmp(p, SMT_Q_TAIL, klen) == 0) {
 			if (parse_small_uint(val, vlen, &tail) < 0 || tail > SMT_LOGS_TAIL_MAX) {
-				smt_httpconn_respond_error(c, 400, NULL, "%s must be an integer from 0 to %d",
-					      SMT_Q_TAIL, SMT_LOGS_TAIL_MAX);
+				smt_httpconn_respond_error(c, 400, NULL,
+							   "%s must be an integer from 0 to %d",
+							   SMT_Q_TAIL, SMT_LOGS_TAIL_MAX);
 				return;
 			}
 		} else if (klen == strlen(SMT_Q_RANK) && memcmp(p, SMT_Q_RANK, klen) == 0) {
 			if (parse_small_uint(val, vlen, &rank) < 0) {
-				smt_httpconn_respond_error(c, 400, NULL, "%s must be a non-negative integer",
-					      SMT_Q_RANK);
+				smt_httpconn_respond_error(c, 400, NULL,
+							   "%s must be a non-negative integer",
+							   SMT_Q_RANK);
 				return;
 			}
 		} else if (len > 0) {
-			smt_httpconn_respond_error(c, 400, NULL, "unknown query parameter '%.*s' (expected %s, %s)",
-				      (int)(klen > 64 ? 64 : klen), p, SMT_Q_TAIL, SMT_Q_RANK);
+			smt_httpconn_respond_error(
+				c, 400, NULL, "unknown query parameter '%.*s' (expected %s, %s)",
+				(int)(klen > 64 ? 64 : klen), p, SMT_Q_TAIL, SMT_Q_RANK);
 			return;
 		}
 		p = end ? end + 1 : NULL;
@@ -171,7 +177,8 @@ static void do_metrics(struct smt_httpconn *c, const char *query)
 	const struct smt_api_stats zero = { 0 };
 	const struct smt_api_stats *s = c->stats ? c->stats : &zero;
 	char *all = NULL;
-	int n = asprintf(&all,
+	int n = asprintf(
+		&all,
 		"%s%s"
 		"# HELP smtd_api_connections Open connections to the control API.\n"
 		"# TYPE smtd_api_connections gauge\n"
@@ -179,21 +186,23 @@ static void do_metrics(struct smt_httpconn *c, const char *query)
 		"# HELP smtd_api_connections_total Connections accepted by the control API.\n"
 		"# TYPE smtd_api_connections_total counter\n"
 		"smtd_api_connections_total %lu\n"
-		"# HELP smtd_api_rejected_connections_total Connections closed at once because too many were open.\n"
+		"# HELP smtd_api_rejected_connections_total Connections closed at once because too "
+		"many were open.\n"
 		"# TYPE smtd_api_rejected_connections_total counter\n"
 		"smtd_api_rejected_connections_total %lu\n"
-		"# HELP smtd_api_timeouts_total Connections dropped for not completing a request in time.\n"
+		"# HELP smtd_api_timeouts_total Connections dropped for not completing a request "
+		"in time.\n"
 		"# TYPE smtd_api_timeouts_total counter\n"
 		"smtd_api_timeouts_total %lu\n"
 		"# HELP smtd_api_requests_total Requests answered by the control API.\n"
 		"# TYPE smtd_api_requests_total counter\n"
 		"smtd_api_requests_total %lu\n"
-		"# HELP smtd_api_bad_requests_total Requests refused with a 4xx status by the control API.\n"
+		"# HELP smtd_api_bad_requests_total Requests refused with a 4xx status by the "
+		"control API.\n"
 		"# TYPE smtd_api_bad_requests_total counter\n"
 		"smtd_api_bad_requests_total %lu\n",
-		text, len && text[len - 1] != '\n' ? "\n" : "",
-		s->connections, s->accepted, s->rejected, s->timeouts,
-		s->requests, s->bad_requests);
+		text, len && text[len - 1] != '\n' ? "\n" : "", s->connections, s->accepted,
+		s->rejected, s->timeouts, s->requests, s->bad_requests);
 	free(text);
 	if (n < 0) {
 		c->oom = 1;
@@ -215,7 +224,8 @@ static json_t *parse_body(struct smt_httpconn *c, int *bad)
 			       JSON_REJECT_DUPLICATES, &err);
 	if (!v) {
 		*bad = 1;
-		smt_httpconn_respond_error(c, 400, NULL, "the body is not valid JSON: %s", err.text);
+		smt_httpconn_respond_error(c, 400, NULL, "the body is not valid JSON: %s",
+					   err.text);
 	}
 	return v;
 }
@@ -242,8 +252,9 @@ static void do_kill(struct smt_httpconn *c, const char *query)
 		json_decref(body);
 		if (signo < 0) {
 			smt_httpconn_respond_error(c, 400, NULL,
-				      "expected a body like {\"%s\":\"TERM\"}: a signal name or a number from 1 to %d",
-				      SMT_F_SIGNAL, SMT_SIGNAL_MAX);
+						   "expected a body like {\"%s\":\"TERM\"}: a "
+						   "signal name or a number from 1 to %d",
+						   SMT_F_SIGNAL, SMT_SIGNAL_MAX);
 			return;
 		}
 	}
@@ -253,7 +264,8 @@ static void do_kill(struct smt_httpconn *c, const char *query)
 		return;
 	}
 	if (r < 0) {
-		smt_httpconn_respond_error(c, 500, NULL, "could not signal the job: %s", strerror(-r));
+		smt_httpconn_respond_error(c, 500, NULL, "could not signal the job: %s",
+					   strerror(-r));
 		return;
 	}
 	const char *name = smt_signal_name(signo);
@@ -297,10 +309,11 @@ int smt_routes_lines(struct smt_httpconn *c, int final)
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc == -ERANGE)
-		smt_httpconn_respond_error(c, 409, NULL, "from is not an offset of this host's output");
+		smt_httpconn_respond_error(c, 409, NULL,
+					   "from is not an offset of this host's output");
 	else if (rc < 0)
-		smt_httpconn_respond_error(c, rc == -ENOENT ? 404 : 500, NULL, "no output to take here: %s",
-			      strerror(-rc));
+		smt_httpconn_respond_error(c, rc == -ENOENT ? 404 : 500, NULL,
+					   "no output to take here: %s", strerror(-rc));
 	else
 		smt_httpconn_respond(c, 200, SMT_CONTENT_TYPE_LINES, body, len, NULL);
 	return 1;
@@ -317,11 +330,14 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 		return;
 	}
 	if (from < 0 || max == -2 || wait == -2) {
-		smt_httpconn_respond_error(c, 400, NULL, "from (and max, wait) must be non-negative integers");
+		smt_httpconn_respond_error(c, 400, NULL,
+					   "from (and max, wait) must be non-negative integers");
 		return;
 	}
 	c->lines_from = (uint64_t)from;
-	c->lines_max = max < 0 ? 256 * 1024 : max > 16 * 1024 * 1024 ? 16 * 1024 * 1024 : (size_t)max;
+	c->lines_max = max < 0         ? 256 * 1024 :
+		max > 16 * 1024 * 1024 ? 16 * 1024 * 1024 :
+					 (size_t)max;
 	if (smt_routes_lines(c, wait <= 0))
 		return;
 	c->wait = WAIT_LINES;
@@ -369,24 +385,27 @@ static const struct route {
 	enum answer_size size;
 	enum reach reach;
 } routes[] = {
-	{ SMT_PATH_STATUS, M_GET, offsetof(struct smt_api_ops, status), do_status, LARGE, TCP_TOO },
-	{ SMT_PATH_HEALTHZ, M_GET, offsetof(struct smt_api_ops, healthy), do_healthz, SMALL, TCP_TOO },
-	{ SMT_PATH_READYZ, M_GET, offsetof(struct smt_api_ops, ready), do_readyz, SMALL, TCP_TOO },
-	{ SMT_PATH_LOGS, M_GET, offsetof(struct smt_api_ops, logs), do_logs, LARGE, TCP_TOO },
-	{ SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics, LARGE, TCP_TOO },
-	{ SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill, SMALL, SOCKET_ONLY },
+	{SMT_PATH_STATUS, M_GET, offsetof(struct smt_api_ops, status), do_status, LARGE, TCP_TOO},
+	{SMT_PATH_HEALTHZ, M_GET, offsetof(struct smt_api_ops, healthy), do_healthz, SMALL,
+	 TCP_TOO},
+	{SMT_PATH_READYZ, M_GET, offsetof(struct smt_api_ops, ready), do_readyz, SMALL, TCP_TOO},
+	{SMT_PATH_LOGS, M_GET, offsetof(struct smt_api_ops, logs), do_logs, LARGE, TCP_TOO},
+	{SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics, LARGE,
+	 TCP_TOO},
+	{SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill, SMALL, SOCKET_ONLY},
 	/* The daemons' own protocol; handler NULL: ops->post answers. */
-	{ SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
-	{ SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
-	{ SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
-	{ SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL, SOCKET_ONLY },
+	{SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL, SOCKET_ONLY},
 	/* POST starts a collection (ops->post), GET gives its result: stacks
 	 * hold source lines, never for the network. */
-	{ SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
-	{ SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE, SOCKET_ONLY },
+	{SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE,
+	 SOCKET_ONLY},
 	/* A restart (smtd(8) Restarts); a worker's next attempt, from the leader. */
-	{ SMT_PATH_RESTART, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
-	{ SMT_PATH_ATTEMPT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY },
+	{SMT_PATH_RESTART, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_ATTEMPT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
 };
 
 static int has_op(const struct smt_api_ops *ops, size_t offset)
@@ -433,12 +452,14 @@ void smt_routes_dispatch(struct smt_httpconn *c, int may_defer)
 	}
 
 	/* Later POST paths of the daemons' protocol need no change here. */
-	if (!r && !(is_post && strncmp(path, "/v1/", 4) == 0 && c->ops->post && !c->peer.read_only)) {
+	if (!r &&
+	    !(is_post && strncmp(path, "/v1/", 4) == 0 && c->ops->post && !c->peer.read_only)) {
 		smt_httpconn_respond_error(c, 404, NULL, "no such path: %.200s", path);
 		return;
 	}
 	if (r && r->method == M_GET && method != HTTP_GET && method != HTTP_HEAD) {
-		smt_httpconn_respond_error(c, 405, "Allow: GET, HEAD\r\n", "%s accepts GET and HEAD", r->path);
+		smt_httpconn_respond_error(c, 405, "Allow: GET, HEAD\r\n",
+					   "%s accepts GET and HEAD", r->path);
 		return;
 	}
 	if (r && r->method == M_POST && !is_post) {
@@ -455,9 +476,10 @@ void smt_routes_dispatch(struct smt_httpconn *c, int may_defer)
 		return;
 	}
 	if (is_post && c->peer.uid != 0 && c->peer.uid != c->peer.daemon_uid) {
-		smt_httpconn_respond_error(c, 403, NULL,
-			      "permission denied: uid %d may not change the job (only root or uid %d)",
-			      c->peer.uid, c->peer.daemon_uid);
+		smt_httpconn_respond_error(
+			c, 403, NULL,
+			"permission denied: uid %d may not change the job (only root or uid %d)",
+			c->peer.uid, c->peer.daemon_uid);
 		return;
 	}
 	if (r && !has_op(c->ops, r->op_offset)) {

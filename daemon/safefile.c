@@ -66,7 +66,8 @@ int smt_safefile_replace(const char *root, const char *const *dirs, size_t n, co
 		int next = -1;
 
 		if (mkdirat(dir, dirs[i], 0755) == 0 || errno == EEXIST)
-			next = openat(dir, dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			next = openat(dir, dirs[i],
+				      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			rc = -errno;
 		close(dir);

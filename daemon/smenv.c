@@ -218,7 +218,8 @@ fail_p:
 
 static int cmp_json_strings(const void *a, const void *b)
 {
-	return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
 }
 
 static int sort_strings(json_t *arr)
@@ -259,14 +260,36 @@ int smt_smenv_build(const struct smt_jobconfig *cfg, const struct smt_smenv_in *
 		    json_t **out)
 {
 	static const char *const keys[] = {
-		"hosts", "network_interface_name", "user_entry_point",
-		"resource_config", "input_data_config", "output_data_dir", "current_host",
-		"current_instance_type", "current_instance_group", "current_instance_group_hosts",
-		"instance_groups", "instance_groups_dict", "distribution_instance_groups",
-		"is_hetero", "module_name", "log_level", "framework_module", "input_dir",
-		"input_config_dir", "output_dir", "num_cpus", "num_gpus", "num_neurons", "model_dir",
-		"module_dir", "output_intermediate_dir", "distribution_hosts", "master_hostname",
-		"is_master", NULL,
+		"hosts",
+		"network_interface_name",
+		"user_entry_point",
+		"resource_config",
+		"input_data_config",
+		"output_data_dir",
+		"current_host",
+		"current_instance_type",
+		"current_instance_group",
+		"current_instance_group_hosts",
+		"instance_groups",
+		"instance_groups_dict",
+		"distribution_instance_groups",
+		"is_hetero",
+		"module_name",
+		"log_level",
+		"framework_module",
+		"input_dir",
+		"input_config_dir",
+		"output_dir",
+		"num_cpus",
+		"num_gpus",
+		"num_neurons",
+		"model_dir",
+		"module_dir",
+		"output_intermediate_dir",
+		"distribution_hosts",
+		"master_hostname",
+		"is_master",
+		NULL,
 	};
 	json_t *vars = json_object(), *props = properties(cfg, in), *chan_names = NULL;
 	const char *key;

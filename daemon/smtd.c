@@ -85,7 +85,8 @@ static int config_error(const struct smt_options *opts, const char *msg)
 static void raise_nofile(const struct smt_plan *plan)
 {
 	struct rlimit rl;
-	rlim_t want = NOFILE_MAX, need = NOFILE_BASE + NOFILE_PER_HOST * (rlim_t)smt_plan_host_count(plan);
+	rlim_t want = NOFILE_MAX,
+	       need = NOFILE_BASE + NOFILE_PER_HOST * (rlim_t)smt_plan_host_count(plan);
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return;
@@ -98,7 +99,8 @@ static void raise_nofile(const struct smt_plan *plan)
 		rl.rlim_cur = want;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
 			smt_warn("cannot raise the open files limit from %llu to %llu: %s",
-				 (unsigned long long)was, (unsigned long long)want, strerror(errno));
+				 (unsigned long long)was, (unsigned long long)want,
+				 strerror(errno));
 			rl.rlim_cur = was;
 		} else {
 			smt_debug("open files: soft limit %llu, was %llu", (unsigned long long)want,
@@ -107,11 +109,13 @@ static void raise_nofile(const struct smt_plan *plan)
 	}
 check:
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
-		smt_warn("open files: the limit is %llu, and a job of %zu hosts needs about %llu on "
-			 "the leader; raise the hard limit (docker run --ulimit nofile=%llu:%llu, "
-			 "LimitNOFILE= in a systemd unit)", (unsigned long long)rl.rlim_cur,
-			 smt_plan_host_count(plan), (unsigned long long)need, (unsigned long long)need,
-			 (unsigned long long)need);
+		smt_warn(
+			"open files: the limit is %llu, and a job of %zu hosts needs about %llu on "
+			"the leader; raise the hard limit (docker run --ulimit nofile=%llu:%llu, "
+			"LimitNOFILE= in a systemd unit)",
+			(unsigned long long)rl.rlim_cur, smt_plan_host_count(plan),
+			(unsigned long long)need, (unsigned long long)need,
+			(unsigned long long)need);
 }
 
 int main(int argc, char **argv)

@@ -24,8 +24,7 @@ extern char **environ;
  * why there is none.
  */
 static void __attribute__((noreturn))
-child_exec(const struct smt_spawn_opts *o, const char *file, int find_err, int errfd,
-	   const sigset_t *oldmask)
+child_exec(const struct smt_spawn_opts *o, const char *file, int find_err, int errfd)
 {
 	struct sigaction sa;
 	int err;
@@ -35,7 +34,6 @@ child_exec(const struct smt_spawn_opts *o, const char *file, int find_err, int e
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			sigaction(s, &sa, NULL);
-	(void)oldmask;
 
 	setsid();
 	/* Into the job cgroup before anything of the job runs, so that all it
@@ -66,8 +64,9 @@ child_exec(const struct smt_spawn_opts *o, const char *file, int find_err, int e
 	/* Raw calls: they change this thread only, which after fork is the
 	 * whole process, and stay async-signal-safe.  Before the chdir, so
 	 * that the directory too is entered as the user. */
-	if (o->as_user && (syscall(SYS_setgroups, 1, &o->gid) < 0 || syscall(SYS_setgid, o->gid) < 0 ||
-			   syscall(SYS_setuid, o->uid) < 0))
+	if (o->as_user &&
+	    (syscall(SYS_setgroups, 1, &o->gid) < 0 || syscall(SYS_setgid, o->gid) < 0 ||
+	     syscall(SYS_setuid, o->uid) < 0))
 		goto fail;
 	if (o->cwd && chdir(o->cwd) < 0)
 		goto fail;
@@ -114,7 +113,7 @@ int smt_spawn(const struct smt_spawn_opts *o, pid_t *pid)
 	sigprocmask(SIG_SETMASK, &all, &old);
 	*pid = fork();
 	if (*pid == 0)
-		child_exec(o, file, find_err, fds[1], &old);
+		child_exec(o, file, find_err, fds[1]);
 	if (*pid < 0)
 		rc = -errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -347,7 +347,9 @@ static void key_thread(struct text *k, const struct smt_thread *t)
 	for (size_t i = 0; i < t->nframes; i++) {
 		const struct smt_frame *f = &t->frames[i];
 		put(k, f->python ? "P " : f->builtin ? "B " : "N ");
-		put(k, f->python || f->builtin ? f->func : smt_frame_symbol(f->func, sym, sizeof(sym)));
+		put(k,
+		    f->python || f->builtin ? f->func :
+					      smt_frame_symbol(f->func, sym, sizeof(sym)));
 		put(k, "|");
 		put(k, f->file ? f->file : "");
 		putf(k, "|%d\n", f->line);
@@ -467,7 +469,8 @@ static void find_quiet(struct smt_stackgroup *sg)
 	if (max < 0)
 		return;
 	for (size_t i = 0; i < sg->n; i++)
-		if (sg->r[i].quiet >= 0 && sg->r[i].quiet < max - QUIET_TIE_S && sg->r[i].quiet > next)
+		if (sg->r[i].quiet >= 0 && sg->r[i].quiet < max - QUIET_TIE_S &&
+		    sg->r[i].quiet > next)
 			next = sg->r[i].quiet;
 	/* Ranks that all stopped together (a heartbeat job, every rank in
 	 * the same wait), or the only ones that ever wrote, are no culprit. */
@@ -716,7 +719,8 @@ static void put_unreadable_note(struct text *t, const struct smt_stackgroup *sg)
 		put(t, ": ");
 		put_line(t, sg->r[first].reason);
 	} else {
-		putf(t, "; no stack for %zu ranks (rank %d on ", sg->nunreadable, sg->r[first].rank);
+		putf(t, "; no stack for %zu ranks (rank %d on ", sg->nunreadable,
+		     sg->r[first].rank);
 		put_line(t, sg->r[first].host);
 		put(t, ": ");
 		put_line(t, sg->r[first].reason);
@@ -900,7 +904,8 @@ static void put_unreadable(struct text *t, const struct smt_stackgroup *sg)
 			continue;
 		int seen = 0;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = sg->r[j].stack == NULL && strcmp(sg->r[j].reason, sg->r[i].reason) == 0;
+			seen = sg->r[j].stack == NULL &&
+				strcmp(sg->r[j].reason, sg->r[i].reason) == 0;
 		if (seen)
 			continue;
 		size_t k = 0;
@@ -1001,10 +1006,12 @@ json_t *smt_stackgroup_json(const struct smt_stackgroup *sg)
 			bad |= json_object_set_new(jg, SMT_F_HOSTS, hosts);
 			ranks = hosts = NULL;
 			bad |= json_object_set_new(jg, SMT_F_POSITION, json_text(g->position));
-			bad |= json_object_set_new(jg, SMT_F_MAJORITY,
-						   json_boolean(sg->majority == (int)sg->order[o] && sg->ng > 1));
+			bad |= json_object_set_new(
+				jg, SMT_F_MAJORITY,
+				json_boolean(sg->majority == (int)sg->order[o] && sg->ng > 1));
 			bad |= json_object_set_new(jg, SMT_F_ODD, json_boolean(g->odd));
-			bad |= json_object_set_new(jg, SMT_F_STACK, json_text(sg->r[g->members[0]].stack));
+			bad |= json_object_set_new(jg, SMT_F_STACK,
+						   json_text(sg->r[g->members[0]].stack));
 			bad |= json_array_append_new(groups, jg);
 			jg = NULL;
 		}

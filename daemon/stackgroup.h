@@ -65,13 +65,15 @@ void smt_stackgroup_free(struct smt_stackgroup *g);
  * SMT_STACKGROUP_SUMMARY_MAX bytes, into BUF (SIZE bytes, at least 1001 to
  * get it whole).  STALL_S >= 0 leads with "Stalled: no progress for S s; ".
  * For example:
- *   Stalled: no progress for 600 s; rank 5 on algo-3 is in time.sleep (train.py:88) while 63 ranks wait in dist.all_reduce (train.py:40)
- *   Stalled: no progress for 600 s; rank 3 on algo-2 is in time.sleep (train.py:88), rank 7 on algo-4 is in load (data.py:12) while 62 ranks wait in ...
- *   Stalled: no progress for 600 s; ranks 3, 7 on algo-2, algo-4 are in time.sleep (train.py:88) while 62 ranks wait in ...
- *   Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no progress for 640 s); all 64 ranks are in dist.all_reduce (train.py:40)
- *   Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no progress for 640 s); no stack could be read: ptrace ...
- * At most 3 odd groups and 8 ranks and 4 hosts per list are named ("and N
- * more").  Returns the length written.
+ *   Stalled: no progress for 600 s; rank 5 on algo-3 is in time.sleep (train.py:88) while 63 ranks
+ * wait in dist.all_reduce (train.py:40) Stalled: no progress for 600 s; rank 3 on algo-2 is in
+ * time.sleep (train.py:88), rank 7 on algo-4 is in load (data.py:12) while 62 ranks wait in ...
+ *   Stalled: no progress for 600 s; ranks 3, 7 on algo-2, algo-4 are in time.sleep (train.py:88)
+ * while 62 ranks wait in ... Stalled: no progress for 600 s; rank 5 on algo-3 went quiet first (no
+ * progress for 640 s); all 64 ranks are in dist.all_reduce (train.py:40) Stalled: no progress for
+ * 600 s; rank 5 on algo-3 went quiet first (no progress for 640 s); no stack could be read: ptrace
+ * ... At most 3 odd groups and 8 ranks and 4 hosts per list are named ("and N more").  Returns the
+ * length written.
  */
 size_t smt_stackgroup_summary(const struct smt_stackgroup *g, double stall_s, char *buf,
 			      size_t size);

@@ -58,7 +58,8 @@ static long number(const char **p, const char *end, int base)
 	if (base == 16 && end - *p > 2 && (*p)[0] == '0' && (*p)[1] == 'x')
 		*p += 2;
 	for (; *p < end && isxdigit((unsigned char)**p); (*p)++) {
-		int d = isdigit((unsigned char)**p) ? **p - '0' : tolower((unsigned char)**p) - 'a' + 10;
+		int d = isdigit((unsigned char)**p) ? **p - '0' :
+						      tolower((unsigned char)**p) - 'a' + 10;
 		if (d >= base)
 			break;
 		if (v < (1L << 58))
@@ -324,7 +325,8 @@ static int parse_line(struct parser *p, const char *s, size_t n)
 	}
 	if (s[0] == '#')
 		return numbered_frame(p, s, n);
-	if (has_prefix(s, n, "  <") || has_prefix(s, n, "  Waiting") || has_prefix(s, n, "  Garbage"))
+	if (has_prefix(s, n, "  <") || has_prefix(s, n, "  Waiting") ||
+	    has_prefix(s, n, "  Garbage"))
 		return pybt_other(p, s, n);
 	if ((rc = thread_header(p, s, n)) != 0)
 		return rc;
@@ -430,7 +432,8 @@ char *smt_frame_symbol(const char *func, char *buf, size_t size)
 		return buf;
 	for (const char *q = func ? func : ""; *q && n + 1 < size; q++) {
 		/* A C++ argument list says which overload, not where. */
-		if (*q == '(' && q != func && depth == 0 && strcmp(func, "<signal handler called>") != 0)
+		if (*q == '(' && q != func && depth == 0 &&
+		    strcmp(func, "<signal handler called>") != 0)
 			break;
 		if (*q == '<')
 			depth++;

@@ -83,7 +83,7 @@ struct smt_stacks {
 	struct smt_stacks_config cfg;
 	struct read *reads;
 	struct read *qhead, *qtail;
-	unsigned running, pending;
+	unsigned running;
 	int closing;
 	/* Loop callbacks of this module under way: a reader closed from a
 	 * result's callback (the caller's last read is in) is freed when the
@@ -299,9 +299,11 @@ static void inspect(struct read *r)
 		r->libpython = 1;
 		return;
 	}
-	snprintf(r->note, sizeof(r->note),
-		 "no Python frames: no CPython gdb extension for %s (Debian: install python3.X-dbg; "
-		 "a root process's must be root's)", lib[0] ? lib : r->exe);
+	snprintf(
+		r->note, sizeof(r->note),
+		"no Python frames: no CPython gdb extension for %s (Debian: install python3.X-dbg; "
+		"a root process's must be root's)",
+		lib[0] ? lib : r->exe);
 }
 
 /* Whether PID is gone: no /proc entry, or a zombie. */
@@ -527,7 +529,6 @@ static void finish(struct read *r, const char *text, size_t len, const char *rea
 		smt_reaper_unwatch(s->reaper, r->tool);
 	}
 	unlink_read(r);
-	s->pending--;
 	if (r->running) {
 		r->running = 0;
 		s->running--;
@@ -540,7 +541,8 @@ static void finish(struct read *r, const char *text, size_t len, const char *rea
 		start_next(s);
 }
 
-static void finish_reason(struct read *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void finish_reason(struct read *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void finish_reason(struct read *r, const char *fmt, ...)
 {
 	char reason[512];
@@ -595,7 +597,8 @@ static void step_done(struct read *r)
 		finish_reason(r, "timed out after %u ms (%s)", r->timeout_ms, r->tool_name);
 		return;
 	}
-	if (contains(&r->err, "Operation not permitted") || contains(&r->out, "Operation not permitted") ||
+	if (contains(&r->err, "Operation not permitted") ||
+	    contains(&r->out, "Operation not permitted") ||
 	    (r->step == STEP_EUSTACK && contains(&r->err, "Permission denied"))) {
 		if (process_gone(r->pid)) {
 			finish_reason(r, "process %d is gone", (int)r->pid);
@@ -629,7 +632,8 @@ static void step_done(struct read *r)
 		/* The extension found no interpreter frame (symbols of another
 		 * build, a thread outside Python): the native stack says more. */
 		free(clean);
-		snprintf(r->note, sizeof(r->note), "no Python frames: gdb found none in %s", r->exe);
+		snprintf(r->note, sizeof(r->note), "no Python frames: gdb found none in %s",
+			 r->exe);
 		r->step = native_step(r);
 		r->out.len = r->err.len = r->out.dropped = r->err.dropped = 0;
 		run_step(r);
@@ -821,7 +825,9 @@ static void run_step(struct read *r)
 		finish_reason(r, "process %d is gone", (int)r->pid);
 		return;
 	}
-	r->tool_name = r->step == STEP_PYTHON ? "gdb python" : r->step == STEP_EUSTACK ? "eu-stack" : "gdb";
+	r->tool_name = r->step == STEP_PYTHON ? "gdb python" :
+		r->step == STEP_EUSTACK       ? "eu-stack" :
+						"gdb";
 	r->tool_exited = 0;
 	r->out.max = s->cfg.max_output;
 	r->err.max = STDERR_MAX;
@@ -1010,14 +1016,8 @@ int smt_stacks_read(struct smt_stacks *s, pid_t pid, unsigned timeout_ms, smt_st
 	else
 		s->qhead = r;
 	s->qtail = r;
-	s->pending++;
 	uv_timer_start(&r->timer, on_first_tick, 0, 0);
 	return 0;
-}
-
-unsigned smt_stacks_pending(const struct smt_stacks *s)
-{
-	return s ? s->pending : 0;
 }
 
 static void hold(struct smt_stacks *s)

@@ -96,9 +96,6 @@ int smt_stacks_new(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_
 int smt_stacks_read(struct smt_stacks *s, pid_t pid, unsigned timeout_ms, smt_stacks_cb cb,
 		    void *arg);
 
-/* Reads queued or running. */
-unsigned smt_stacks_pending(const struct smt_stacks *s);
-
 /*
  * Kill every tool still running (their targets get SIGCONT), call each
  * pending read's callback with "cancelled: smtd is stopping", and free the

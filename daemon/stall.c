@@ -190,7 +190,8 @@ static void finish(struct smt_stall *s)
 		if (s->result) {
 			json_object_set_new(s->result, SMT_F_ID, json_integer(s->id));
 			json_object_set_new(s->result, SMT_F_SUMMARY, json_string(summary));
-			json_object_set_new(s->result, SMT_F_TEXT, json_string(details ? details : ""));
+			json_object_set_new(s->result, SMT_F_TEXT,
+					    json_string(details ? details : ""));
 		}
 	}
 	free(v);
@@ -302,7 +303,8 @@ static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsi
 	uv_timer_start(&s->deadline, on_deadline,
 		       freeze_ms + timeout_ms + (peers ? COLLECT_SLACK_MS : LOCAL_SLACK_MS), 0);
 	rc = smt_hostjob_collect(d->job, mode, timeout_ms, freeze_ms,
-				 mode == SMT_COLLECT_ABORT ? smt_plan_root(d->plan) : NULL, on_local, s);
+				 mode == SMT_COLLECT_ABORT ? smt_plan_root(d->plan) : NULL,
+				 on_local, s);
 	if (rc < 0) {
 		if (rc != -ESRCH)
 			smt_warn("cannot read this host's stacks: %s", strerror(-rc));
@@ -342,7 +344,8 @@ static void on_watch(uv_timer_t *t)
 	struct smt_stall *s = t->data;
 	struct smt_daemon *d = s->d;
 	const struct smt_ranks *ranks = smt_hostjob_ranks(d->job);
-	double now = smt_daemon_now(), stall = d->opts->stall_timeout, start = d->opts->start_timeout;
+	double now = smt_daemon_now(), stall = d->opts->stall_timeout,
+	       start = d->opts->start_timeout;
 	int64_t last_line = 0, last_progress = 0;
 	char why[160];
 

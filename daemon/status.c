@@ -23,7 +23,8 @@ static json_t *host_list(struct smt_daemon *d)
 	for (size_t i = 0; i < n; i++) {
 		const char *h = smt_plan_host(d->plan, i);
 		int ready = d->role->host_ready ? d->role->host_ready(d, h) : 0;
-		json_array_append_new(hosts, json_pack("{s:s, s:b}", SMT_F_HOST, h, SMT_F_READY, ready));
+		json_array_append_new(hosts,
+				      json_pack("{s:s, s:b}", SMT_F_HOST, h, SMT_F_READY, ready));
 	}
 	return hosts;
 }
@@ -49,28 +50,50 @@ static json_t *job_object(struct smt_daemon *d)
 	/* Job-wide: what the stall watchdog looks at (on a worker, its ranks). */
 	int64_t progress = d->job ? smt_ranks_last_progress_ms(smt_hostjob_ranks(d->job)) : 0;
 	json_object_set_new(job, SMT_F_SINCE_PROGRESS,
-			    progress ? json_real(smt_daemon_now() - progress / 1000.0) : json_null());
-	json_object_set_new(job, SMT_F_EXIT_CODE, st.exited && !st.exec_errno ? json_integer(st.code)
-								     : json_null());
+			    progress ? json_real(smt_daemon_now() - progress / 1000.0) :
+				       json_null());
+	json_object_set_new(job, SMT_F_EXIT_CODE,
+			    st.exited && !st.exec_errno ? json_integer(st.code) : json_null());
 	if (st.launched && !st.exited && st.signo) {
 		const char *name = smt_signal_name(st.signo);
-		json_object_set_new(job, SMT_F_SIGNAL, name ? json_string(name) : json_integer(st.signo));
+		json_object_set_new(job, SMT_F_SIGNAL,
+				    name ? json_string(name) : json_integer(st.signo));
 	} else {
 		json_object_set_new(job, SMT_F_SIGNAL, json_null());
 	}
 	return job;
 }
 
-static json_t *status(void *ctx)
+/* The job's host list never changes: its digest is made once. */
+static const char *hosts_digest(struct smt_daemon *d)
+{
+	if (!d->hosts_digest[0]) {
+		size_t n = smt_plan_host_count(d->plan);
+		const char **v = calloc(n ? n : 1, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < n; i++)
+			v[i] = smt_plan_host(d->plan, i);
+		smt_digest_text(v, n, d->hosts_digest);
+		free(v);
+	}
+	return d->hosts_digest;
+}
+
+static json_t *status(void *ctx, int brief)
 {
 	struct smt_daemon *d = ctx;
 	json_t *st = json_object();
+	const char *digest = brief ? hosts_digest(d) : NULL;
 
 	json_object_set_new(st, SMT_F_ROLE, json_string(smt_role_name(d->role_kind)));
 	json_object_set_new(st, SMT_F_STATE, json_string(smt_state_name(d->state)));
 	json_object_set_new(st, SMT_F_CURRENT_HOST, json_string(smt_plan_current_host(d->plan)));
 	json_object_set_new(st, SMT_F_LEADER, json_string(smt_plan_leader(d->plan)));
-	json_object_set_new(st, SMT_F_HOSTS, host_list(d));
+	if (digest)
+		json_object_set_new(st, SMT_F_HOSTS_DIGEST, json_string(digest));
+	else
+		json_object_set_new(st, SMT_F_HOSTS, host_list(d));
 	json_object_set_new(st, SMT_F_JOB, job_object(d));
 	json_object_set_new(st, SMT_F_FAILURE, d->summary ? json_string(d->summary) : json_null());
 	if (smt_state_is_final(d->state))
@@ -80,9 +103,12 @@ static json_t *status(void *ctx)
 	json_object_set_new(st, SMT_F_SSHD_RESTARTS, json_integer(smt_sshd_restarts(d->sshd)));
 	json_object_set_new(st, SMT_F_GENERATION, json_integer(d->generation));
 	/* The attempt the job is at, and the restarts so far (smtd(8) Restarts). */
-	json_object_set_new(st, SMT_F_ATTEMPT, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
-	json_object_set_new(st, SMT_F_RESTARTS, json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
-	json_object_set_new(st, SMT_F_MAX_RESTARTS, json_integer(d->restart ? smt_restart_max(d->restart) : 0));
+	json_object_set_new(st, SMT_F_ATTEMPT,
+			    json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
+	json_object_set_new(st, SMT_F_RESTARTS,
+			    json_integer(d->restart ? smt_restart_attempt(d->restart) : 0));
+	json_object_set_new(st, SMT_F_MAX_RESTARTS,
+			    json_integer(d->restart ? smt_restart_max(d->restart) : 0));
 	/* The pre-launch phase: this host's, and on the leader every host's. */
 	json_object_set_new(st, SMT_F_PREFLIGHT, smt_daemon_preflight_list(d));
 	smt_stacks_status(d, st);
@@ -114,7 +140,8 @@ static int kill_job(void *ctx, int signo)
 
 	if (smt_state_is_final(d->state) || d->closing)
 		return -ESRCH;
-	smt_info("control API: kill with SIG%s", smt_signal_name(signo) ? smt_signal_name(signo) : "?");
+	smt_info("control API: kill with SIG%s",
+		 smt_signal_name(signo) ? smt_signal_name(signo) : "?");
 	if (smt_daemon_stopping_signal(signo) && d->stop_signal == 0)
 		d->stop_signal = signo;
 	if (d->role->signal)
@@ -144,7 +171,8 @@ static void rank_metric(void *arg, struct smt_rank *k)
 
 	if (!strcmp(w->what, "last"))
 		fprintf(w->f, "smtd_rank_seconds_since_last_line{rank=\"%d\",host=\"%s\"} %.3f\n",
-			k->rank, k->host, k->last_line_ms ? w->now - k->last_line_ms / 1000.0 : -1.0);
+			k->rank, k->host,
+			k->last_line_ms ? w->now - k->last_line_ms / 1000.0 : -1.0);
 	else
 		fprintf(w->f, "smtd_rank_cpu_seconds{rank=\"%d\",host=\"%s\"} %.3f\n", k->rank,
 			k->host, k->cpu_s);
@@ -176,7 +204,8 @@ static char *metrics(void *ctx)
 	fprintf(f, "# HELP smtd_state The daemon's state (1 for the current one).\n"
 		   "# TYPE smtd_state gauge\n");
 	for (int s = 0; s < SMT_STATE_COUNT; s++)
-		fprintf(f, "smtd_state{state=\"%s\"} %d\n", smt_state_name(s), d->state == (enum smt_state)s);
+		fprintf(f, "smtd_state{state=\"%s\"} %d\n", smt_state_name(s),
+			d->state == (enum smt_state)s);
 	int known = 0;
 	if (d->job)
 		smt_ranks_each(smt_hostjob_ranks(d->job), count_rank, &known);
@@ -195,7 +224,8 @@ static char *metrics(void *ctx)
 	fprintf(f, "# HELP smtd_lines_forwarded_total Rank output lines forwarded.\n"
 		   "# TYPE smtd_lines_forwarded_total counter\nsmtd_lines_forwarded_total %llu\n",
 		(unsigned long long)os.lines);
-	fprintf(f, "# HELP smtd_bytes_forwarded_total Rank output bytes forwarded.\n"
+	fprintf(f, "# HELP smtd_bytes_forwarded_total Rank output bytes forwarded, "
+		   "newlines not counted.\n"
 		   "# TYPE smtd_bytes_forwarded_total counter\nsmtd_bytes_forwarded_total %llu\n",
 		(unsigned long long)os.bytes);
 	fprintf(f, "# HELP smtd_peers_ready Workers that are ready (leader).\n"

@@ -84,3 +84,12 @@ unsigned long long smt_digest_add(unsigned long long h, const char *s)
 	} while (*p++);
 	return h;
 }
+
+void smt_digest_text(const char *const *v, size_t n, char out[SMT_DIGEST_TEXT])
+{
+	unsigned long long h = SMT_DIGEST_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		h = smt_digest_add(h, v[i] ? v[i] : "");
+	snprintf(out, SMT_DIGEST_TEXT, "%016llx", h);
+}

@@ -40,5 +40,9 @@ int smt_strvbuf_take(struct smt_strvbuf *b, char *s);
  */
 #define SMT_DIGEST_INIT 0xcbf29ce484222325ULL
 unsigned long long smt_digest_add(unsigned long long h, const char *s);
+/* The digest of the N strings of V as text (16 hex digits) in OUT: what a
+ * worker's brief status says of its host list and the leader expects. */
+#define SMT_DIGEST_TEXT 17
+void smt_digest_text(const char *const *v, size_t n, char out[SMT_DIGEST_TEXT]);
 
 #endif

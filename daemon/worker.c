@@ -113,7 +113,8 @@ static void finish_with_result(struct smt_daemon *d, json_t *res)
 	} else {
 		size_t first = strcspn(failure, "\n");
 		if (asprintf(&text, "%.*s (reported by the leader %s)%s",
-			     (int)(first > 900 ? 900 : first), failure, leader, failure + first) < 0)
+			     (int)(first > 900 ? 900 : first), failure, leader,
+			     failure + first) < 0)
 			text = NULL;
 	}
 	smt_daemon_finish(d, exit_code >= 128 ? SMT_STATE_STOPPED : SMT_STATE_FAILED, exit_code,
@@ -123,10 +124,10 @@ static void finish_with_result(struct smt_daemon *d, json_t *res)
 
 static void finish_stopped(struct smt_daemon *d)
 {
-	char *text = smt_failure_text(SMT_FAIL_STOPPED, "smtd on %s received SIG%s and stopped the job",
-				      smt_plan_current_host(d->plan),
-				      smt_signal_name(d->stop_signal) ? smt_signal_name(d->stop_signal)
-								      : "?");
+	char *text = smt_failure_text(
+		SMT_FAIL_STOPPED, "smtd on %s received SIG%s and stopped the job",
+		smt_plan_current_host(d->plan),
+		smt_signal_name(d->stop_signal) ? smt_signal_name(d->stop_signal) : "?");
 
 	smt_daemon_finish(d, SMT_STATE_STOPPED, 128 + d->stop_signal, text);
 	free(text);
@@ -167,7 +168,8 @@ static void conclude(struct smt_daemon *d)
 		return;
 	}
 	uv_timer_stop(&w->end_timer);
-	uv_timer_start(&w->end_timer, on_result_timeout, (uint64_t)(d->opts->result_timeout * 1000), 0);
+	uv_timer_start(&w->end_timer, on_result_timeout, (uint64_t)(d->opts->result_timeout * 1000),
+		       0);
 }
 
 static void on_ack_timeout(uv_timer_t *t)
@@ -184,7 +186,13 @@ static void worker_job_done(struct smt_daemon *d)
 {
 	struct worker *w = W(d);
 	json_t *final = smt_hostjob_final(d->job);
+	const char *sig = smt_signal_name(d->stop_signal);
 
+	/* Stopped here, not by the leader: the leader words the job's end
+	 * from this, not from the orted or torchrun it lost. */
+	if (final && d->stop_signal)
+		json_object_set_new(final, SMT_F_STOPPED,
+				    sig ? json_string(sig) : json_integer(d->stop_signal));
 	w->job_over = 1;
 	smt_daemon_set_state(d, SMT_STATE_FINISHING);
 	smt_output_end(smt_hostjob_output(d->job), final);
@@ -232,8 +240,10 @@ static void on_leader_lost(uv_timer_t *t)
 	struct worker *w = W(d);
 
 	w->lost_text = smt_failure_text(SMT_FAIL_LOST_LEADER,
-		"the leader %s was lost: nothing was heard from it on %s for %.1f s (--peer-timeout)",
-		smt_plan_leader(d->plan), smt_plan_current_host(d->plan), d->opts->peer_timeout);
+					"the leader %s was lost: nothing was heard from it on %s "
+					"for %.1f s (--peer-timeout)",
+					smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
+					d->opts->peer_timeout);
 	if (w->lost_text)
 		smt_error("%.*s", (int)strcspn(w->lost_text, "\n"), w->lost_text);
 	w->leader_lost = 1;
@@ -292,7 +302,8 @@ static uint64_t boot_ticks(void)
 	long hz = sysconf(_SC_CLK_TCK);
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * (uint64_t)hz + (uint64_t)ts.tv_nsec / (1000000000UL / (uint64_t)hz);
+	return (uint64_t)ts.tv_sec * (uint64_t)hz +
+		(uint64_t)ts.tv_nsec / (1000000000UL / (uint64_t)hz);
 }
 
 /* Root's, or smtd's own user's: no one else can have started sshd or the
@@ -449,10 +460,15 @@ static void on_scan(uv_timer_t *t)
 		return;
 	}
 	double left = d->opts->launch_timeout - ORTED_SCAN_MS / 1000.0;
-	uv_timer_start(&W(d)->launch_timer, on_launch_timeout, left > 0 ? (uint64_t)(left * 1000) : 0, 0);
+	uv_timer_start(&W(d)->launch_timer, on_launch_timeout,
+		       left > 0 ? (uint64_t)(left * 1000) : 0, 0);
 }
 
 /* ---- the leader's requests ---- */
+
+/* Why a launch, or an orted, is refused before this host's checks and
+ * install passed: the leader launches only once every host passed. */
+static const char not_passed[] = "the pre-launch phase of this host has not passed";
 
 static int on_launch(struct smt_daemon *d, json_t **reply)
 {
@@ -462,8 +478,7 @@ static int on_launch(struct smt_daemon *d, json_t **reply)
 		return 409;
 	/* The leader launches only once every host passed (leader.c). */
 	if (!w->prelaunch_passed) {
-		*reply = json_pack("{s:s}", SMT_F_ERROR, "the pre-launch phase of this host did "
-				   "not pass");
+		*reply = json_pack("{s:s}", SMT_F_ERROR, not_passed);
 		return 409;
 	}
 	if (!w->launched) {
@@ -481,8 +496,10 @@ static int on_launch(struct smt_daemon *d, json_t **reply)
 			rc = smt_hostjob_launch(d->job, smt_plan_argv(d->plan), envp, cwd, 0);
 			free(envp);
 			if (rc < 0) {
-				char *text = smt_failure_text(SMT_FAIL_LAUNCH, "cannot start torchrun "
-							      "on %s: %s", smt_plan_current_host(d->plan),
+				char *text = smt_failure_text(SMT_FAIL_LAUNCH,
+							      "cannot start torchrun "
+							      "on %s: %s",
+							      smt_plan_current_host(d->plan),
 							      strerror(-rc));
 				smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
 				free(text);
@@ -531,6 +548,13 @@ static int on_orted(struct smt_daemon *d, json_t *body, int peer_pid, json_t **r
 		*reply = json_pack("{s:s}", SMT_F_ERROR, why);
 		return 403;
 	}
+	/* No orted of this job runs here before the leader's launch, which
+	 * waits for this host's checks: whatever announces itself is not it. */
+	if (!w->prelaunch_passed) {
+		smt_warn("refusing an orted announcement: %s", not_passed);
+		*reply = json_pack("{s:s}", SMT_F_ERROR, not_passed);
+		return 409;
+	}
 	if (smt_state_is_final(d->state) || w->job_over) {
 		*reply = json_pack("{s:s}", SMT_F_ERROR, "the job on this host has ended");
 		return 409;
@@ -554,7 +578,8 @@ static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
 
 	*reply = json_object();
 	if (!mode || signo <= 0) {
-		json_object_set_new(*reply, SMT_F_ERROR, json_string("expected a mode and a signal"));
+		json_object_set_new(*reply, SMT_F_ERROR,
+				    json_string("expected a mode and a signal"));
 		return 400;
 	}
 	json_t *ja = json_object_get(body, SMT_F_ATTEMPT);
@@ -615,13 +640,15 @@ static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
 		return 200;
 	}
 	if (!json_is_integer(ja) || attempt != smt_restart_attempt(d->restart) + 1) {
-		*reply = json_pack("{s:s}", SMT_F_ERROR, "attempt must be the one after this host's");
+		*reply = json_pack("{s:s}", SMT_F_ERROR,
+				   "attempt must be the one after this host's");
 		return 400;
 	}
 	if (!w->job_over || w->result || w->leader_lost || d->stop_signal ||
 	    smt_state_is_final(d->state) || d->closing) {
-		*reply = json_pack("{s:s}", SMT_F_ERROR, w->job_over ? "the job on this host is ending"
-					   : "the job on this host is still running");
+		*reply = json_pack("{s:s}", SMT_F_ERROR,
+				   w->job_over ? "the job on this host is ending" :
+						 "the job on this host is still running");
 		return 409;
 	}
 	rc = smt_daemon_next_attempt(d, summary);

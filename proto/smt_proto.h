@@ -94,6 +94,9 @@
 #define SMT_F_RANK         "rank"
 #define SMT_F_EXIT_CODE    "exit_code"
 #define SMT_F_SIGNAL       "signal"
+/* A worker's end of output: the signal that stopped that host itself (a
+ * signal to its smtd, or smtctl kill there), absent otherwise. */
+#define SMT_F_STOPPED      "stopped"
 #define SMT_F_FAILURE      "failure"
 #define SMT_F_UPTIME       "uptime_s"
 #define SMT_F_VERSION      "version"

@@ -28,3 +28,7 @@ tests_unit_test_plan_LDADD = $(TEST_LIBS)
 tests_unit_test_pathsearch_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_pathsearch_LDADD = $(TEST_LIBS)
 EXTRA_DIST += tests/fuzz/fuzz_config.c tests/fuzz/fuzz_config.sources tests/fuzz/fuzz_config.seeds
+# The program named by sagemaker_program / SAGEMAKER_PROGRAM in
+# sagemaker_submit_directory.
+TESTS += tests/integration/config_program.sh
+EXTRA_DIST += tests/integration/config_program.sh

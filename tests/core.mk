@@ -35,3 +35,6 @@ tests_helpers_pidreuse_SOURCES = tests/helpers/pidreuse.c
 tests_helpers_pidreuse_LDADD = $(SMTD_LIBS)
 TESTS += tests/integration/supervise_pid_reuse.sh
 EXTRA_DIST += tests/integration/supervise_pid_reuse.sh
+# --start-timeout and --result-timeout firing.
+TESTS += tests/integration/supervise_timeouts.sh
+EXTRA_DIST += tests/integration/supervise_timeouts.sh

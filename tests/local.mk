@@ -25,15 +25,8 @@ include $(srcdir)/tests/curlload.mk
 include $(srcdir)/tests/crash.mk
 include $(srcdir)/tests/ranktty.mk
 include $(srcdir)/tests/hostile.mk
-include $(srcdir)/tests/issue23.mk
 include $(srcdir)/tests/restart.mk
 include $(srcdir)/tests/toolkit.mk
 EXTRA_DIST += tests/fuzz
-
-# The documents that describe the code, checked against it.
-check_PROGRAMS += tests/helpers/kinds
-tests_helpers_kinds_SOURCES = tests/helpers/kinds.c
-tests_helpers_kinds_LDADD = $(SMTD_LIBS)
-TESTS += tests/integration/house_docs.sh
-EXTRA_DIST += tests/integration/house_docs.sh
+include $(srcdir)/tests/house.mk
 include $(srcdir)/tests/preflight.mk

@@ -43,3 +43,11 @@ EXTRA_DIST += $(MH14_TESTS) tests/multihost/rank_bytes.py
 TESTS += tests/multihost/test_stall.sh tests/multihost/test_stall_progress.sh
 EXTRA_DIST += tests/multihost/test_stall.sh tests/multihost/test_stall_progress.sh \
 	tests/multihost/stamp.py
+# The end of a job: nothing of it left, observed while smtd is alive
+# (tests/multihost/smtd.sh's smtd_nothing_left); no host waits out --grace
+# once the ranks have ended; every signal on every host, a worker stopped
+# alone and /metrics of a known job.
+TESTS += tests/multihost/test_nothing_left.sh tests/multihost/test_grace_end.sh \
+	tests/multihost/test_signals_hosts.sh
+EXTRA_DIST += tests/multihost/test_nothing_left.sh tests/multihost/test_grace_end.sh \
+	tests/multihost/test_signals_hosts.sh

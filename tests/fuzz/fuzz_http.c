@@ -22,7 +22,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static json_t *f_status(void *ctx) { return json_pack("{ss}", SMT_F_STATE, "running"); }
+static json_t *f_status(void *ctx, int brief) { return json_pack("{ss}", SMT_F_STATE, "running"); }
 static int f_yes(void *ctx) { return 1; }
 static int f_kill(void *ctx, int signo) { return signo == 9 ? -ESRCH : 0; }
 static json_t *f_logs(void *ctx, long tail, long rank)

@@ -39,7 +39,7 @@ struct fake {
 	struct smt_api *api;
 };
 
-static json_t *fake_status(void *ctx)
+static json_t *fake_status(void *ctx, int brief)
 {
 	struct fake *f = ctx;
 	json_t *hosts = json_pack("[{ss sb} {ss sb}]", SMT_F_HOST, "algo-1", SMT_F_READY, 1,

@@ -54,6 +54,17 @@ wait_state waiting-for-leader
 assert_contains "$T/body" '"role":"worker"' "a worker"
 assert_contains "$T/body" '"leader":"algo-1"' "its leader"
 assert_eq "$(get /readyz)" 503 "readyz while waiting"
+# ?brief=1, as the leader asks: the host list as its digest, the one the
+# leader computes (FNV-1a, 64 bits, over each name and its NUL), not the list.
+assert_eq "$(get '/v1/status?brief=1')" 200 "the brief status"
+want=$(/usr/bin/python3 -c '
+h = 0xcbf29ce484222325
+for name in ("algo-1", "algo-2"):
+    for b in name.encode() + b"\0":
+        h = ((h ^ b) * 0x100000001b3) % (1 << 64)
+print("%016x" % h)')
+assert_contains "$T/body" "\"hosts_digest\":\"$want\"" "the brief status's digest"
+assert_not_contains "$T/body" '"hosts":' "the brief status"
 rc=0; "$SMTCTL" --socket "$S" stacks >"$T/stacks.out" 2>&1 || rc=$?
 assert_eq "$rc" 1 "smtctl stacks with no job"
 assert_eq "$(cat "$T/stacks.out")" "smtctl: smtd answered 409: no job runs here" "smtctl stacks with no job: smtd's answer"

@@ -91,4 +91,37 @@ assert_eq "$(grep -c 'refusing an orted announcement' "$T/smtd.out")" 3 "three r
 kill $VICTIM
 kill -TERM $SPID
 wait $SPID || true
-echo "ok: out-of-range, foreign, non-orted and sshd-less announcements refused"
+
+# A worker whose preflight failed takes no orted, even one that passes
+# every check above (root, named orted, sshd's SSH_CONNECTION): the leader
+# never launches there, so whatever announces itself is not the job's.
+# The control: the same announcement on a worker whose checks passed is
+# taken.
+# worker NAME SMTD-OPTIONS...: a worker of its own in $T/NAME, waiting.
+worker() {
+	name=$1
+	shift
+	mkdir -p "$T/$name/input/config"
+	cp "$T/w/input/config/"*.json "$T/$name/input/config/"
+	"$SMTD" --root "$T/$name" --socket "$T/$name.sock" --sshd never --wait-timeout 60 "$@" \
+		-- /bin/true >"$T/$name.out" 2>&1 &
+	WPID=$!
+	i=0
+	until grep -q "pre-launch phase on algo-2: \(passed\|failed\)" "$T/$name.out"; do
+		i=$((i + 1)); [ $i -lt 400 ] || fail "$name: the pre-launch phase never ended: $(cat "$T/$name.out")"
+		sleep 0.05
+	done
+}
+worker bad --preflight-command /bin/false
+got=$(SSH_CONNECTION="10.0.0.1 22 10.0.0.2 22" $PY "$T/announce.py" "$T/bad.sock" orted self)
+assert_eq "$got" "409 the pre-launch phase of this host has not passed" "an orted on a host that failed its preflight"
+assert_contains "$T/bad.out" "refusing an orted announcement: the pre-launch phase of this host has not passed" "the refusal logged"
+assert_not_contains "$T/bad.out" "watching orted" "an orted adopted"
+kill -TERM $WPID
+wait $WPID || true
+worker good
+got=$(SSH_CONNECTION="10.0.0.1 22 10.0.0.2 22" $PY "$T/announce.py" "$T/good.sock" orted self)
+assert_eq "$got" "200 " "the same orted on a host whose checks passed"
+kill -TERM $WPID
+wait $WPID || true
+echo "ok: out-of-range, foreign, non-orted and sshd-less announcements refused, and any on a host that failed its preflight"

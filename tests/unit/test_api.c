@@ -29,7 +29,7 @@ struct fake {
 	int with_hosts;
 };
 
-static json_t *f_status(void *ctx)
+static json_t *f_status(void *ctx, int brief)
 {
 	struct fake *f = ctx;
 

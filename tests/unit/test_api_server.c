@@ -45,7 +45,7 @@ struct env {
 	size_t big_logs;
 };
 
-static json_t *f_status(void *ctx) { return json_pack("{ss}", SMT_F_STATE, "running"); }
+static json_t *f_status(void *ctx, int brief) { return json_pack("{ss}", SMT_F_STATE, "running"); }
 static int f_yes(void *ctx) { return 1; }
 static int f_kill(void *ctx, int signo)
 {
