@@ -795,11 +795,20 @@ static void lines_retry_later(struct peer *p)
 		       0);
 }
 
+/*
+ * How long a worker holds the leader's fetch of its lines while it has
+ * none: the most it allows.  The fetch answers as soon as there are lines
+ * (or their end); the worker's liveness is the status watch's business
+ * (heard()), so an idle fetch need not come back every watch period: with
+ * 1000 idle workers that was 300 needless answers a second to the leader.
+ */
+#define LINES_HOLD_MS 60000L
+
 static void send_lines(struct peer *p)
 {
 	struct smt_peers *ps = p->ps;
 	char path[160];
-	long wait_ms = (long)(ps->cfg.watch_timeout * 1000);
+	long wait_ms = LINES_HOLD_MS;
 
 	if (p->lines_busy || p->lines_acked || p->lost || ps->closing)
 		return;
