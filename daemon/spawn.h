@@ -32,12 +32,15 @@ struct smt_spawn_opts {
 				before its chdir and exec; a failure is its exec error */
 	uid_t uid;
 	gid_t gid;
-	int no_wait;         /* 1: return once forked, not after the exec: an exec
-				error is then only the child's exit status
-				(smt_spawn_exec_status).  For a caller starting
-				many children in a row (the leader's channels):
-				waiting for each exec costs two scheduling delays,
-				long on a loaded machine */
+	int no_wait;         /* 1: for a caller starting many children in a row
+				(the leader's channels), where waiting for each
+				exec through a pipe costs two scheduling delays,
+				long on a loaded machine.  Without as_user and a
+				cgroup the child is started by posix_spawn (no copy
+				of the daemon's page tables; an exec error is
+				returned, with no child); else it returns once
+				forked, and an exec error is only the child's exit
+				status (smt_spawn_exec_status) */
 };
 
 /*

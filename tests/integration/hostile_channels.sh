@@ -9,6 +9,9 @@
 #     a name like the leader's own connections, gets no ssh: it is closed,
 #     and logged (the ssh stand-in, which records each run, ran for it
 #     before).
+#  3. Each channel's process starts clean (spawn.h; posix_spawn since the
+#     leader forks no more for them): its own session, no signal blocked
+#     or ignored, no descriptor of smtd's beyond 0, 1 and 2.
 # The leader of a two-host job waits for algo-2, which never answers (the
 # ssh stand-in exits 255 at once); nothing else of the job is needed.
 . "$top_srcdir/tests/lib.sh"
@@ -28,6 +31,10 @@ while [ ${#S} -lt 100 ]; do S="$D/x${S#"$D"/}"; done
 # after it, can be seen in /proc/net/unix).
 cat > "$T/ssh" <<EOF
 #!/bin/sh
+# No command substitution: its pipe would be one more descriptor.
+cut -d' ' -f1,6 /proc/\$\$/stat > "$T/ssh.state.\$\$"
+grep -E '^Sig(Blk|Ign):' /proc/\$\$/status >> "$T/ssh.state.\$\$"
+ls -l /proc/\$\$/fd/ >> "$T/ssh.state.\$\$"
 echo "\$*" >> "$T/ssh.runs"
 exec timeout 2 cat > "$T/ssh.in.\$\$"
 EOF
@@ -88,4 +95,24 @@ cat "$T"/ssh.in.* > "$T/ssh.in" 2>/dev/null
 assert_contains "$T/ssh.in" "Host: worker-1" "the leader's own request through ssh"
 assert_not_contains "$T/ssh.in" "Host: x" "the intruder's request through ssh"
 assert_not_contains "$T/leader.out" "path too long for a socket" "the old fallback's warning"
+
+# --- 3. the channels' processes start clean ------------------------------
+n=0
+for f in "$T"/ssh.state.*; do
+	n=$((n + 1))
+	read -r pid sid < "$f"
+	assert_eq "$sid" "$pid" "a channel's session ($f)"
+	assert_contains "$f" "SigBlk:	0000000000000000" "a channel's blocked signals"
+	# Signals 32 and 33 are glibc's own (never the program's to use),
+	# ignored as smtd's environment had them; no other is.
+	ign=$(sed -n 's/^SigIgn:	//p' "$f")
+	assert_eq "$(( 0x$ign & ~0x180000000 ))" 0 "a channel's ignored signals (SigIgn $ign)"
+	# Past 2: only the shell's own (its script, its saved copies of 0-2).
+	std=$(awk '$(NF-2) ~ /^[012]$/ { print $NF }' "$f" | sort -u | tr '\n' ' ')
+	extra=$(awk -v std=" $std" -v me="$T/ssh" '$(NF-1) == "->" && $(NF-2) > 2 &&
+		$NF != me && index(std, " " $NF " ") == 0 { print $(NF-2) " -> " $NF }' "$f")
+	[ -z "$extra" ] || { cat "$f" >&2; fail "a channel got smtd's descriptors: $extra"; }
+done
+[ $n -ge 2 ] || fail "only $n channel processes recorded"
+echo "$n channels started clean"
 echo "ok"
