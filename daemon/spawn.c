@@ -120,8 +120,9 @@ static int spawn_shared_vm(const struct smt_spawn_opts *o, const char *file, pid
 	if (!rc)
 		rc = posix_spawnattr_setsigmask(&at, &none);
 	if (!rc)
-		rc = o->stdin_fd >= 0 ? posix_spawn_file_actions_adddup2(&fa, o->stdin_fd, 0) :
-					posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		rc = o->stdin_fd >= 0 ?
+			     posix_spawn_file_actions_adddup2(&fa, o->stdin_fd, 0) :
+			     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!rc && o->stdout_fd >= 0)
 		rc = posix_spawn_file_actions_adddup2(&fa, o->stdout_fd, 1);
 	if (!rc && o->stderr_fd >= 0)
