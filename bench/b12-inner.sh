@@ -95,8 +95,18 @@ for ((r = 1; r <= runs; r++)); do
 	cpu=$(sed 's/.*) //' "/proc/$lp/stat" | awk -v t="$(getconf CLK_TCK)" '{ printf "%.3f", ($12 + $13) / t }')
 	if [ -s "$dir/t1" ]; then
 		ready=$(awk -v a="$(cat "$dir/t0")" -v b="$(head -1 "$dir/t1")" 'BEGIN { printf "%.3f", b - a }')
-		# Settled: every long poll out, the first answers in.
+		# Settled: every long poll out, the first answers in - at 1000
+		# workers on 2 cores the channels are still opening seconds
+		# after the launch: until their count holds for 3 s (at most 120 s).
 		sleep 2
+		last=-1 same=0
+		for ((i = 0; i < 120 && same < 3; i++)); do
+			now=$(channels $lp | wc -l)
+			if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; fi
+			last=$now
+			sleep 1
+		done
+		echo "B12: $n workers, channels settled at $last after $((i + 2)) s" >&2
 		read -r rss pss pc pd anon < <(rollup $lp)
 		fds=$(ls "/proc/$lp/fd" | wc -l)
 		chs=$(channels $lp)
