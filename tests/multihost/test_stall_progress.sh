@@ -206,7 +206,10 @@ print("rank %d released" % c.Get_rank(), flush=True)
 PY
 sleep_at=$(grep -nF "time.sleep(3600)" "$D/hold.py" | cut -d: -f1)
 hold_at=$(grep -nxF "hold()" "$D/hold.py" | cut -d: -f1)
-for k in 1 2 3; do smtd_start $k --stall-timeout 60 -- /usr/bin/python3 -m mpi4py "$D/hold.py"; done
+# --stall-timeout 600: the ranks are silent through three reads (up to 30 s
+# each) and two scans of every process of the machine; at 60 s a busy
+# machine (make -j2 beside) saw the job stall and end before its release.
+for k in 1 2 3; do smtd_start $k --stall-timeout 600 -- /usr/bin/python3 -m mpi4py "$D/hold.py"; done
 for r in 0 1 2 3 4 5; do smtd_wait_line 1 "<stdout>: rank $r holding"; done
 pids=$(for k in 1 2 3; do mh_pids $k | awk '$3 ~ /^python/ { print $1 }'; done | sort | tr '\n' ' ')
 [ "$(echo $pids | wc -w)" = 6 ] || fail "not 6 Python ranks on the hosts: $pids"
