@@ -26,10 +26,12 @@ GRACE=30
 # on it too): measured 0.85 s from the last rank to the leader's exit on
 # this machine's 2 shared cores at load 9-15 (mpirun ends 0.34 s after
 # its ranks; smtd's own end and exit take the rest).  Built with the
-# sanitizers every step is slower: 1.2 to 1.8 s measured, so 2 s there.
-# Either is far from the 30 s of a daemon that waits out --grace.
+# sanitizers every step is slower: 1.2 to 1.8 s measured, and 2.19 s once
+# in a fresh clone's full run on a slow day (the leader waited 0.65 s for
+# its workers' last output), so 3 s there.  Either is far from the 30 s of
+# a daemon that waits out --grace.
 if ldd "$SMTD" 2>/dev/null | grep -q libasan; then
-	BOUND=2.0
+	BOUND=3.0
 else
 	BOUND=1.0
 fi
