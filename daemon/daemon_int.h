@@ -23,7 +23,6 @@
 #include "report.h"
 #include "restart.h"
 #include "sshd.h"
-#include "strv.h"
 
 #define SMT_NSIGNALS 6
 
@@ -84,7 +83,6 @@ struct smt_daemon {
 	double start_time;
 	int stop_signal;             /* the first stopping signal smtd received */
 	int closing;
-	char hosts_digest[SMT_DIGEST_TEXT];  /* of the job's hosts, made once (status.c) */
 
 	/* The end: set by smt_daemon_finish, and by the leader when it sends
 	 * the workers its result (leader.c), final from then on. */

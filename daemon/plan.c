@@ -49,6 +49,7 @@ struct smt_plan {
 	enum smt_launch launch;
 	char reason[160];
 	enum smt_role role;
+	char hosts_digest[SMT_DIGEST_TEXT]; /* of cfg->hosts (smt_digest_text) */
 	char **dist_hosts; /* NULL-terminated; strings belong to cfg */
 	size_t ndist;
 	char *dist_groups[2]; /* the default distribution group; belongs to cfg */
@@ -801,6 +802,7 @@ int smt_plan_build(const struct smt_options *opts, char **envp, struct smt_plan 
 	rc = smt_jobconfig_read(p->opts.root, opts->current_host, &p->cfg, err, errlen);
 	if (rc < 0)
 		goto out;
+	smt_digest_text((const char *const *)p->cfg->hosts, p->cfg->nhosts, p->hosts_digest);
 	if ((rc = smt_launch_choose(&p->opts, p->cfg, &p->launch, p->reason, sizeof(p->reason),
 				     err, errlen)) < 0)
 		goto out;
@@ -916,6 +918,7 @@ const char *smt_plan_host(const struct smt_plan *p, size_t i)
 {
 	return i < p->cfg->nhosts ? p->cfg->hosts[i] : NULL;
 }
+const char *smt_plan_hosts_digest(const struct smt_plan *p) { return p->hosts_digest; }
 size_t smt_plan_dist_host_count(const struct smt_plan *p) { return p->ndist; }
 const char *smt_plan_dist_host(const struct smt_plan *p, size_t i)
 {

@@ -67,6 +67,8 @@ const char *smt_plan_leader(const struct smt_plan *plan);      /* first distribu
 /* All hosts of resourceconfig.json, in file order. */
 size_t smt_plan_host_count(const struct smt_plan *plan);
 const char *smt_plan_host(const struct smt_plan *plan, size_t i);
+/* The digest of the job's host list (smt_digest_text): a worker's brief status. */
+const char *smt_plan_hosts_digest(const struct smt_plan *plan);
 /* The distribution hosts: those that run ranks (leader first). */
 size_t smt_plan_dist_host_count(const struct smt_plan *plan);
 const char *smt_plan_dist_host(const struct smt_plan *plan, size_t i);

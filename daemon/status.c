@@ -64,27 +64,11 @@ static json_t *job_object(struct smt_daemon *d)
 	return job;
 }
 
-/* The job's host list never changes: its digest is made once. */
-static const char *hosts_digest(struct smt_daemon *d)
-{
-	if (!d->hosts_digest[0]) {
-		size_t n = smt_plan_host_count(d->plan);
-		const char **v = calloc(n ? n : 1, sizeof(*v));
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < n; i++)
-			v[i] = smt_plan_host(d->plan, i);
-		smt_digest_text(v, n, d->hosts_digest);
-		free(v);
-	}
-	return d->hosts_digest;
-}
-
 static json_t *status(void *ctx, int brief)
 {
 	struct smt_daemon *d = ctx;
 	json_t *st = json_object();
-	const char *digest = brief ? hosts_digest(d) : NULL;
+	const char *digest = brief ? smt_plan_hosts_digest(d->plan) : NULL;
 
 	json_object_set_new(st, SMT_F_ROLE, json_string(smt_role_name(d->role_kind)));
 	json_object_set_new(st, SMT_F_STATE, json_string(smt_state_name(d->state)));
