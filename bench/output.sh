@@ -63,7 +63,7 @@ hwm_watch() {
 # terminal (smtd's and orted's alike) write a line at a time: there the
 # ranks' own writes bound both.
 bench_b4() {
-	local i mib=1024 lines bytes t0 secs s_mb= b_mb= s_l= b_l= got ok
+	local i mib=1024 lines bytes t0 secs s_mb= b_mb= s_l= b_l= t_mb= got ok
 	[ $QUICK = 1 ] && mib=256
 	lines=$(lines_for $mib 2)
 	bytes=$((lines * 2 * 48))
@@ -80,6 +80,14 @@ bench_b4() {
 			s_l="$s_l $(awk -v n=$((lines * 2)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
 		else
 			s_mb="$s_mb failed" s_l="$s_l failed"
+		fi
+		# B4t: the same through a terminal (--rank-stdout tty), in the same rounds.
+		t0=$(bench_now)
+		if smtd_local 2 --rank-stdout tty -- "$MPIDIR/mpi_job" blocklines $lines >/dev/null 2>"$W/b4t.log"; then
+			t_mb="$t_mb $(rate $bytes "$(bench_sub "$(bench_now)" "$t0")")"
+		else
+			bench_log "B4t run $i: smtd failed, counted as failed: $(tail -3 "$W/b4t.log")"
+			t_mb="$t_mb failed"
 		fi
 		ok=1
 		t0=$(bench_now)
@@ -103,6 +111,7 @@ bench_b4() {
 	fi
 	bench_record B4 "$mib MiB of rank output (2 ranks, 48-byte lines) to /dev/null, job start to end" MB/s "ratio ≥ 2.0" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
 	bench_record B4l "the same in lines" lines/s "ratio ≥ 2.0" "$s_l" "$b_l"
+	bench_record B4t "B4 with --rank-stdout tty (a terminal, as under orted; the default is a pipe)" MB/s "—" "$t_mb" "$b_mb"
 	bench_b4d "$((mib / 4))"
 }
 
@@ -129,7 +138,7 @@ bench_b4d() {
 			b_mb="$b_mb failed"
 		fi
 	done
-	bench_record B4d "$mib MiB as B4, stdio's defaults (a line a write, to a terminal on both sides)" MB/s "—" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
+	bench_record B4d "$mib MiB as B4, stdio's defaults (a line a write: to smtd's line-buffered pipe, to orted's terminal)" MB/s "—" "$s_mb" "$b_mb" "baseline: plain mpirun --tag-output >/dev/null"
 }
 
 # ---- B4m: 3 hosts x 2 ranks, every rank printing, the leader's stdout ----

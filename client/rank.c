@@ -1,11 +1,12 @@
 /*
- * rank.c - `smtctl rank -- PROGRAM [ARGS...]`: the rank launcher (smtd(8) OUTPUT).
+ * rank.c - `smtctl rank [--tty] -- PROGRAM [ARGS...]`: the rank launcher (smtd(8) OUTPUT).
  *
  * mpirun (through orted on every host) or torchrun runs this in front of
  * the rank's program.  It registers the rank with its own host's smtd
  * before the program runs, hands smtd the read ends of the program's
- * stdout (a raw pseudo-terminal, as under orted: ranktty.h) and stderr (a
- * pipe) with SCM_RIGHTS, takes this host's environment from the
+ * stdout (a pipe that stdio line-buffers, or with --tty a raw
+ * pseudo-terminal as under orted: ranktty.h) and stderr (a pipe) with
+ * SCM_RIGHTS, takes this host's environment from the
  * answer, starts the program in a session of its own, and reports how it
  * ended - then ends the same way, so that mpirun sees what it would have
  * seen without us.
@@ -21,12 +22,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -174,6 +177,34 @@ static void apply_env(json_t *answer)
 			setenv(name, json_string_value(v), 1);
 }
 
+/*
+ * A stdout that is a pipe: C's stdio and Python line-buffer it as they
+ * would a terminal, so that a line reaches smtd at its newline (smtd(8) A
+ * rank's standard output).  Python through PYTHONUNBUFFERED unless the
+ * image or the job set it; C's stdio through smtd's libsmtlinebuf.so
+ * (PRELOAD, from smtd's answer), first in LD_PRELOAD, which acts only in a
+ * process whose stdout is this very pipe (SMTD_STDOUT_PIPE, its device and
+ * inode): a program's own redirection to a file keeps stdio's full buffer.
+ */
+static void linebuf_env(int out_w, const char *preload)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char id[64], *both = NULL;
+	struct stat st;
+
+	setenv("PYTHONUNBUFFERED", "1", 0);
+	if (!preload || !*preload || fstat(out_w, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return;
+	snprintf(id, sizeof(id), "%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+	setenv(SMT_ENV_STDOUT_PIPE, id, 1);
+	if (old && strstr(old, preload))
+		return;
+	if (old && *old && asprintf(&both, "%s:%s", preload, old) < 0)
+		return;
+	setenv("LD_PRELOAD", both ? both : preload, 1);
+	free(both);
+}
+
 /* The child: its own session, default signals, the pty (or pipe) as
  * stdout and the pipe as stderr; it runs the program once the launcher
  * says go.  setsid() leaves it without a controlling terminal, and the
@@ -236,7 +267,7 @@ static int __attribute__((noreturn)) end_like(int wstatus)
 	_exit(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 1);
 }
 
-int smtctl_rank(const char *socket_path, char **cmd)
+int smtctl_rank(const char *socket_path, int tty, char **cmd)
 {
 	static const char *const rank_names[] = {
 		"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "RANK", NULL,
@@ -268,15 +299,15 @@ int smtctl_rank(const char *socket_path, char **cmd)
 			cmd[0]);
 		run_unchanged(cmd);
 	}
-	if ((rc = smtctl_rank_pty(&outp[0], &outp[1])) < 0) {
-		/* Still a working rank, only with its lines held by stdio. */
+	if (tty && (rc = smtctl_rank_pty(&outp[0], &outp[1])) < 0) {
+		/* Still a working rank, its stdout line-buffered as by default. */
 		fprintf(stderr,
-			"smtctl rank: rank %ld: no pseudo-terminal (%s): its stdout is a pipe, "
-			"so stdio holds its lines until a buffer fills\n",
-			rank, strerror(-rc));
-		if (pipe2(outp, O_CLOEXEC) < 0)
-			outp[0] = outp[1] = -1;
+			"smtctl rank: rank %ld: no pseudo-terminal (%s): its stdout is a "
+			"line-buffered pipe\n", rank, strerror(-rc));
+		tty = 0;
 	}
+	if (!tty && pipe2(outp, O_CLOEXEC) < 0)
+		outp[0] = outp[1] = -1;
 	if (outp[0] < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0 ||
 	    pipe2(stp, O_CLOEXEC) < 0) {
 		fprintf(stderr, "smtctl rank: cannot create pipes: %s\n", strerror(errno));
@@ -295,6 +326,9 @@ int smtctl_rank(const char *socket_path, char **cmd)
 		return 1;
 	}
 	apply_env(answer);
+	if (!tty)
+		linebuf_env(outp[1],
+			    json_string_value(json_object_get(answer, SMT_F_STDOUT_PRELOAD)));
 	json_decref(answer);
 
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)

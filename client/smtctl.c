@@ -854,13 +854,16 @@ static int cmd_exec_orted(const struct ctl *ctl, int argc, char **argv)
 
 static int cmd_rank(const struct ctl *ctl, int argc, char **argv)
 {
-	int first = 1;
+	int first = 1, tty = 0;
 
-	if (argc > 1 && strcmp(argv[1], "--") == 0)
-		first = 2;
+	if (argc > first && strcmp(argv[first], "--tty") == 0)
+		tty = 1, first++;
+	if (argc > first && strcmp(argv[first], "--") == 0)
+		first++;
 	if (first >= argc)
-		return usage_error("rank needs the program to run (rank -- PROGRAM ARGS...)");
-	return smtctl_rank(ctl->socket, argv + first);
+		return usage_error(
+			"rank needs the program to run (rank [--tty] -- PROGRAM ARGS...)");
+	return smtctl_rank(ctl->socket, tty, argv + first);
 }
 
 static const struct command {

@@ -17,13 +17,14 @@
 int smtctl_dial_stdio(const char *path);
 
 /*
- * `smtctl rank -- PROGRAM ARGS`: register the rank with the local smtd at
- * SOCKET (its control socket; the launcher's is next to it), hand it the
- * program's output and run the program (client/rank.c).  Returns an exit
+ * `smtctl rank [--tty] -- PROGRAM ARGS`: register the rank with the local
+ * smtd at SOCKET (its control socket; the launcher's is next to it), hand
+ * it the program's output (stdout a pipe that stdio line-buffers, or with
+ * TTY a pseudo-terminal) and run the program (client/rank.c).  Returns an exit
  * code only when something failed before the program ran; otherwise it
  * ends as the program ended.
  */
-int smtctl_rank(const char *socket, char **cmd);
+int smtctl_rank(const char *socket, int tty, char **cmd);
 
 /* The message and exit code for a failed connect() to PATH with ERR. */
 int smtctl_connect_error(const char *path, int err);

@@ -519,6 +519,8 @@ static void plan_defaults(struct smt_daemon *d, json_t *set, json_t *dflt)
  * variables and the job's mark (they win), and the environment the image
  * gave smtd (smtd(8) ENVIRONMENT), under the job's own variables from mpirun's -x.
  */
+static json_t *stdout_preload(struct smt_daemon *d);
+
 static json_t *launcher_env(struct smt_daemon *d)
 {
 	static const char *const not_for_ranks[] = {
@@ -572,27 +574,73 @@ static json_t *launcher_env(struct smt_daemon *d)
 	 * Unless the job or the image set the variable, to any value. */
 	if (!json_object_get(dflt, "PYTHONFAULTHANDLER"))
 		json_object_set_new(dflt, "PYTHONFAULTHANDLER", json_string("1"));
-	return json_pack("{s:o, s:o}", SMT_F_ENV, set, SMT_F_ENV_DEFAULT, dflt);
+	return json_pack("{s:o, s:o, s:o*}", SMT_F_ENV, set, SMT_F_ENV_DEFAULT, dflt,
+			 SMT_F_STDOUT_PRELOAD, stdout_preload(d));
+}
+
+/* The library that line-buffers C's stdout in the ranks (rank.c), when
+ * their stdout is a pipe and it is there; without it a warning, once. */
+static json_t *stdout_preload(struct smt_daemon *d)
+{
+	const char *path = smt_plan_stdout_preload(d->plan);
+
+	if (!path)
+		return NULL;
+	if (access(path, R_OK) < 0) {
+		smt_warn("%s: %s: C programs whose stdout is a pipe to smtd will hold their "
+			 "lines until 4 KiB; install libsmtlinebuf.so in the directory of "
+			 "libsmthostname.so (--preload)",
+			 path, strerror(errno));
+		return NULL;
+	}
+	return json_string(path);
+}
+
+/* A standalone program is its own rank (no launcher): LD_PRELOAD with the
+ * library that line-buffers its stdout first, as rank.c gives a rank. */
+static int standalone_preload(struct smt_daemon *d)
+{
+	const char *lib = json_string_value(json_object_get(d->launcher_env, SMT_F_STDOUT_PRELOAD));
+	const char *old = smt_env_get(smt_plan_envp(d->plan), "LD_PRELOAD");
+	int rc;
+
+	if (!lib)
+		return 0;
+	if (old && *old)
+		rc = asprintf(&d->cmd_preload, "LD_PRELOAD=%s:%s", lib, old);
+	else
+		rc = asprintf(&d->cmd_preload, "LD_PRELOAD=%s", lib);
+	if (rc < 0) {
+		d->cmd_preload = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 char **smt_daemon_command_env(struct smt_daemon *d)
 {
 	char *const *envp = smt_plan_envp(d->plan);
 	size_t n = smt_strv_len(envp), k = 0;
-	char **v = calloc(n + 4, sizeof(*v));
-	int faulthandler = 0;
+	char **v = calloc(n + 6, sizeof(*v));
+	int faulthandler = 0, unbuffered = 0;
 
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		faulthandler |= strncmp(envp[i], "PYTHONFAULTHANDLER=", 19) == 0;
-		v[k++] = envp[i];
+		unbuffered |= strncmp(envp[i], "PYTHONUNBUFFERED=", 17) == 0;
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0 || !d->cmd_preload)
+			v[k++] = envp[i];
 	}
 	v[k++] = (char *)smt_hostjob_mark(d->job);
 	v[k++] = d->restart_env;
-	/* As for the ranks under a launcher (launcher_env). */
+	/* As for the ranks under a launcher (launcher_env, rank.c). */
 	if (!faulthandler)
 		v[k++] = (char *)"PYTHONFAULTHANDLER=1";
+	if (d->role_kind == SMT_ROLE_STANDALONE && !unbuffered)
+		v[k++] = (char *)"PYTHONUNBUFFERED=1";
+	if (d->cmd_preload)
+		v[k++] = d->cmd_preload;
 	return v;
 }
 
@@ -784,6 +832,8 @@ static int setup_job(struct smt_daemon *d)
 	if (rc < 0)
 		return rc;
 	d->launcher_env = launcher_env(d);
+	if (d->role_kind == SMT_ROLE_STANDALONE && (rc = standalone_preload(d)) < 0)
+		return rc;
 	/* The hostjob reads it at every registration. */
 	smt_hostjob_set_launcher_env(d->job, d->launcher_env);
 	rc = smt_restart_new(d->opts->max_restarts, d->opts->restart_delay, &d->restart);
@@ -872,6 +922,7 @@ int smt_daemon_run(struct smt_plan *plan)
 	if (d->have_progress)
 		regfree(&d->progress);
 	json_decref(d->launcher_env);
+	free(d->cmd_preload);
 	json_decref(d->preflight);
 	free(d->role_state);
 	smt_restart_free(d->restart);

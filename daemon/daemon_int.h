@@ -98,6 +98,7 @@ struct smt_daemon {
 	struct smt_restart *restart; /* the attempts (restart.h) */
 	int attempt_started;         /* the current attempt's start was recorded */
 	char restart_env[48];        /* "SMTD_RESTART_COUNT=K" */
+	char *cmd_preload;           /* "LD_PRELOAD=..." of a standalone program, or NULL */
 	struct smt_prelaunch *prelaunch; /* this host's pre-launch phase (prelaunch.h) */
 	void (*prelaunch_done)(struct smt_daemon *d, int passed);
 	json_t *preflight;           /* every host's pre-launch result known here, by host */

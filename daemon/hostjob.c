@@ -781,6 +781,8 @@ int smt_hostjob_launch(struct smt_hostjob *hj, char *const *argv, char *const *e
 	struct smt_spawn_opts so = {
 		.argv = argv, .envp = envp, .cwd = cwd, .stdin_fd = -1,
 		.cgroup_fd = smt_jobtree_cgroup_fd(hj->tree),
+		/* A standalone program's stdout pipe, for libsmtlinebuf.so. */
+		.stdout_id_env = as_rank0 ? SMT_ENV_STDOUT_PIPE : NULL,
 	};
 	int out_r, err_r, rc;
 	/* As for a registered rank (rankd_started), before it can be killed. */

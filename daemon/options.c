@@ -35,7 +35,7 @@ enum {
 	OPT_RANK_LOG_DIR, OPT_PROGRESS_PATTERN, OPT_JOB_CGROUP, OPT_STALL_TIMEOUT,
 	OPT_START_TIMEOUT, OPT_LAUNCH, OPT_MAX_RESTARTS, OPT_RESTART_DELAY,
 	OPT_NO_INSTALL, OPT_NO_GPU_CHECK, OPT_NO_EFA_CHECK, OPT_MIN_SHM, OPT_MIN_FREE_DISK,
-	OPT_PREFLIGHT_COMMAND, OPT_PREFLIGHT_TIMEOUT,
+	OPT_PREFLIGHT_COMMAND, OPT_PREFLIGHT_TIMEOUT, OPT_RANK_STDOUT,
 };
 
 static const struct option long_options[] = {
@@ -64,6 +64,7 @@ static const struct option long_options[] = {
 	{ "peer-timeout", required_argument, NULL, OPT_PEER_TIMEOUT },
 	{ "grace", required_argument, NULL, OPT_GRACE },
 	{ "rank-log-dir", required_argument, NULL, OPT_RANK_LOG_DIR },
+	{ "rank-stdout", required_argument, NULL, OPT_RANK_STDOUT },
 	{ "progress-pattern", required_argument, NULL, OPT_PROGRESS_PATTERN },
 	{ "job-cgroup", required_argument, NULL, OPT_JOB_CGROUP },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
@@ -120,6 +121,8 @@ static void options_usage(FILE *out)
 	      "  --grace S                  signal to SIGKILL (SMTD_GRACE; default 30)\n"
 	      "  --rank-log-dir DIR         each rank's lines to DIR/rank-N.log "
 	      "(SMTD_RANK_LOG_DIR)\n"
+	      "  --rank-stdout pipe|tty     a rank's stdout: a line-buffered pipe or a terminal "
+	      "(SMTD_RANK_STDOUT; default pipe)\n"
 	      "  --stall-timeout S          no progress for S seconds: stalled "
 	      "(SMTD_STALL_TIMEOUT)\n"
 	      "  --start-timeout S          no first line within S seconds: stalled "
@@ -398,6 +401,16 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		o->sshd_mode = (enum smt_sshd_mode)k;
 		return 0;
 	}
+	case OPT_RANK_STDOUT: {
+		/* In the order of enum smt_rank_stdout. */
+		static const char *const kinds[] = { "pipe", "tty" };
+		int k;
+
+		if (parse_choice(what, val, CHOICES(kinds), &k, err, errlen) < 0)
+			return -EINVAL;
+		o->rank_stdout = (enum smt_rank_stdout)k;
+		return 0;
+	}
 	case OPT_MPI:
 		if (!val)
 			return o->mpi_enabled = 1, 0;
@@ -530,6 +543,7 @@ static const struct {
 	{ "SMTD_MIN_FREE_DISK", OPT_MIN_FREE_DISK },
 	{ "SMTD_PREFLIGHT_COMMAND", OPT_PREFLIGHT_COMMAND },
 	{ "SMTD_PREFLIGHT_TIMEOUT", OPT_PREFLIGHT_TIMEOUT },
+	{ "SMTD_RANK_STDOUT", OPT_RANK_STDOUT },
 };
 
 static const struct option *find_long(int val)

@@ -36,6 +36,9 @@
 #include "strv.h"
 #include "textesc.h"
 
+/* smtd(8) A rank's standard output: built and installed beside libsmthostname.so. */
+#define SMT_LINEBUF_NAME "libsmtlinebuf.so"
+
 #ifndef SMT_PRELOAD_DEFAULT
 #define SMT_PRELOAD_DEFAULT "/usr/local/lib/libsmthostname.so"
 #endif
@@ -55,7 +58,8 @@ struct smt_plan {
 	char *dist_groups[2]; /* the default distribution group; belongs to cfg */
 	long ppn, np;
 	long num_gpus, num_neurons;
-	char **launcher;   /* SMTCTL [--socket S] rank -- */
+	char **launcher;   /* SMTCTL [--socket S] rank [--tty] -- */
+	char *stdout_preload; /* libsmtlinebuf.so beside --preload's library */
 	char **torchrun_argv; /* this host's, on torchrun's hosts */
 	char **warnings;
 	char *code_dir;
@@ -507,8 +511,20 @@ static int launcher(struct smt_plan *p)
 		rc |= smt_strvbuf_add(&s, o->socket_path);
 	}
 	rc |= smt_strvbuf_add(&s, "rank");
+	if (o->rank_stdout == SMT_RANK_STDOUT_TTY)
+		rc |= smt_strvbuf_add(&s, "--tty");
 	rc |= smt_strvbuf_add(&s, "--");
 	p->launcher = s.v;
+	/* The preload libraries are installed side by side: --preload names
+	 * the directory of both.  Also with --tty: a standalone program (no
+	 * launcher) and a launcher without a pty have a pipe. */
+	const char *slash = strrchr(o->preload_path, '/');
+	int dir = slash ? (int)(slash - o->preload_path) + 1 : 0;
+
+	if (asprintf(&p->stdout_preload, "%.*s%s", dir, o->preload_path, SMT_LINEBUF_NAME) < 0) {
+		p->stdout_preload = NULL;
+		rc = -1;
+	}
 	return rc ? -ENOMEM : 0;
 }
 
@@ -893,6 +909,7 @@ void smt_plan_free(struct smt_plan *p)
 	smt_strv_free(p->env_names);
 	smt_strv_free(p->envp);
 	smt_strv_free(p->launcher);
+	free(p->stdout_preload);
 	smt_strv_free(p->torchrun_argv);
 	smt_strv_free(p->warnings);
 	json_decref(p->vars);
@@ -937,6 +954,7 @@ char *const *smt_plan_argv(const struct smt_plan *p)
 	return p->role == SMT_ROLE_LEADER ? p->mpi_argv : NULL;
 }
 char *const *smt_plan_launcher_argv(const struct smt_plan *p) { return p->launcher; }
+const char *smt_plan_stdout_preload(const struct smt_plan *p) { return p->stdout_preload; }
 char *const *smt_plan_warnings(const struct smt_plan *p) { return p->warnings; }
 char *const *smt_plan_rank_argv(const struct smt_plan *p) { return p->rank_argv; }
 char *const *smt_plan_mpi_argv(const struct smt_plan *p) { return p->mpi_argv; }

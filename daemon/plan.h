@@ -14,7 +14,7 @@
  * the field, the problem and what to do, and the caller exits 2.
  *
  * Every rank is started through smtd's rank launcher,
- * `SMTCTL [--socket SOCKET] rank -- PROGRAM...` (smt_plan_launcher_argv),
+ * `SMTCTL [--socket SOCKET] rank [--tty] -- PROGRAM...` (smt_plan_launcher_argv),
  * placed in front of the rank command and of any wrapper (smddprun,
  * smddpmprun) and, under torchrun, after torchrun's own options through
  * --no_python.  It runs on the rank's own host, as the rank's first
@@ -98,9 +98,14 @@ char *const *smt_plan_argv(const struct smt_plan *plan);
  * given after --.
  */
 char *const *smt_plan_rank_argv(const struct smt_plan *plan);
-/* The rank launcher's words, `SMTCTL [--socket SOCKET] rank --`, whatever
- * the role (--socket only when the socket is not SMT_SOCKET_DEFAULT). */
+/* The rank launcher's words, `SMTCTL [--socket SOCKET] rank [--tty] --`,
+ * whatever the role (--socket only when the socket is not
+ * SMT_SOCKET_DEFAULT, --tty with --rank-stdout tty). */
 char *const *smt_plan_launcher_argv(const struct smt_plan *plan);
+/* The library that line-buffers C's stdout in a rank whose stdout is a
+ * pipe (libsmtlinebuf.so in --preload's directory); its presence is not
+ * checked here. */
+const char *smt_plan_stdout_preload(const struct smt_plan *plan);
 /* The mpirun argv whatever the role (NULL unless MPI or SMDDP), for reports. */
 char *const *smt_plan_mpi_argv(const struct smt_plan *plan);
 /* The names smt_plan_envp adds or overrides (SM_*, SMTD_RESOURCE_CONFIG,

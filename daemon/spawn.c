@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,10 +211,38 @@ int smt_spawn_check_program(const char *prog, char *const *envp, const char *cwd
 	return smt_spawn_find_program(prog, envp, cwd, NULL, 0);
 }
 
+/* ENVP (NULL: the daemon's) without NAME, and NAME=DEVICE:INODE of FD
+ * last; one allocation, the strings but the last shared.  NULL: no memory
+ * or no fstat. */
+static char **env_with_id(char *const *envp, const char *name, int fd)
+{
+	char *const *e = envp ? envp : environ;
+	size_t n = 0, k = 0, len = strlen(name);
+	struct stat st;
+	char **v;
+
+	if (fstat(fd, &st) < 0)
+		return NULL;
+	while (e[n])
+		n++;
+	v = malloc((n + 2) * sizeof(*v) + len + 48);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(e[i], name, len) != 0 || e[i][len] != '=')
+			v[k++] = e[i];
+	v[k] = (char *)(v + n + 2);
+	snprintf(v[k], len + 48, "%s=%ju:%ju", name, (uintmax_t)st.st_dev,
+		 (uintmax_t)st.st_ino);
+	v[k + 1] = NULL;
+	return v;
+}
+
 int smt_spawn_piped(const struct smt_spawn_opts *opts, pid_t *pid, int *out_r, int *err_r)
 {
 	struct smt_spawn_opts so = *opts;
 	int outp[2], errp[2], rc;
+	char **idenv = NULL;
 
 	*pid = -1;
 	*out_r = *err_r = -1;
@@ -226,7 +256,17 @@ int smt_spawn_piped(const struct smt_spawn_opts *opts, pid_t *pid, int *out_r, i
 	}
 	so.stdout_fd = outp[1];
 	so.stderr_fd = errp[1];
+	if (so.stdout_id_env) {
+		if (!(idenv = env_with_id(so.envp, so.stdout_id_env, outp[1]))) {
+			rc = -ENOMEM;
+			*pid = -1;
+			goto out;
+		}
+		so.envp = idenv;
+	}
 	rc = smt_spawn(&so, pid);
+out:
+	free(idenv);
 	close(outp[1]);
 	close(errp[1]);
 	if (*pid < 0) {

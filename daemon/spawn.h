@@ -32,6 +32,9 @@ struct smt_spawn_opts {
 				before its chdir and exec; a failure is its exec error */
 	uid_t uid;
 	gid_t gid;
+	const char *stdout_id_env; /* smt_spawn_piped only: the child's environment
+				also has NAME=DEVICE:INODE of its stdout pipe
+				(libsmtlinebuf.so finds that pipe by it) */
 	int no_wait;         /* 1: for a caller starting many children in a row
 				(the leader's channels), where waiting for each
 				exec through a pipe costs two scheduling delays,

@@ -9,3 +9,11 @@ preload_libsmthostname_la_SOURCES = preload/smthostname.c \
 preload_libsmthostname_la_CFLAGS = $(WARN_CFLAGS) -fvisibility=hidden
 preload_libsmthostname_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
 	-Wl,-z,defs -Wl,--as-needed
+
+# The same rules for the library that line-buffers a rank's stdout pipe
+# (smtd(8) A rank's standard output): a constructor, nothing exported.
+lib_LTLIBRARIES += preload/libsmtlinebuf.la
+preload_libsmtlinebuf_la_SOURCES = preload/smtlinebuf.c
+preload_libsmtlinebuf_la_CFLAGS = $(WARN_CFLAGS) -fvisibility=hidden
+preload_libsmtlinebuf_la_LDFLAGS = -module -avoid-version -shared -no-undefined \
+	-Wl,-z,defs -Wl,--as-needed

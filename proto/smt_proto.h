@@ -158,6 +158,10 @@
 #define SMT_F_PROGRAM      "program"
 #define SMT_F_ENV          "env"
 #define SMT_F_ENV_DEFAULT  "env_default"
+#define SMT_F_STDOUT_PRELOAD "stdout_preload"
+/* A rank's stdout pipe, DEVICE:INODE, for libsmtlinebuf.so (smtd(8) A
+ * rank's standard output). */
+#define SMT_ENV_STDOUT_PIPE "SMTD_STDOUT_PIPE"
 #define SMT_F_ARGV         "argv"
 /* A worker's end of output and the leader's end message. */
 #define SMT_F_GRACE        "grace"

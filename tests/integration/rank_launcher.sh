@@ -10,18 +10,25 @@
 #   4. start refused (the connection closed after the fork): exit 1 at
 #      once, the program does not run, no child left waiting;
 #   5. all accepted: the program runs with the environment smtd gave, its
-#      bytes on the descriptors handed over (stdout a raw pty's master,
-#      the program's stdout a terminal; stderr a pipe), and the launcher
-#      exits like it.
+#      bytes on the descriptors handed over (stdout and stderr pipes; for
+#      stdout PYTHONUNBUFFERED=1, smtd's line-buffering library first in
+#      LD_PRELOAD and SMTD_STDOUT_PIPE naming that very pipe), and the
+#      launcher exits like it;
+#   6. the same with `rank --tty`: stdout a raw pty's master, the
+#      program's stdout a terminal, none of the variables of 5.
 . "$top_srcdir/tests/lib.sh"
 smt_tmpdir
 PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 S="$T/smtd.sock"
 PROG="$T/prog.sh"
+LINEBUF="$top_builddir/preload/.libs/libsmtlinebuf.so"
+[ -f "$LINEBUF" ] || fail "no $LINEBUF (make builds it)"
 cat >"$PROG" <<'EOF'
 #!/bin/sh
 echo "ran with GIVEN=$GIVEN"
+echo "buffering PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset} LD_PRELOAD=${LD_PRELOAD-unset} pipe=${SMTD_STDOUT_PIPE-unset}"
+[ -n "${SMTD_STDOUT_PIPE-}" ] && [ "$SMTD_STDOUT_PIPE" = "$(stat -L -c '%d:%i' /proc/$$/fd/1)" ] && echo "the pipe is stdout"
 [ -t 1 ] && echo "stdout is a terminal"
 [ -t 2 ] && echo "stderr is a terminal"
 touch "$MARK"
@@ -33,7 +40,7 @@ chmod +x "$PROG"
 # close-at-start or accept; prints what it received and the rank's output.
 cat >"$T/fake.py" <<'PY'
 import array, json, os, socket, stat, sys, termios
-path, mode = sys.argv[1], sys.argv[2]
+path, mode, lib = sys.argv[1], sys.argv[2], sys.argv[3]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(path)
 s.listen(1)
@@ -46,12 +53,14 @@ for level, kind, data in anc:
         fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
 hello = json.loads(msg)
 print("hello", hello["op"], hello["rank"], len(fds), flush=True)
-print("kinds", "tty" if os.isatty(fds[0]) else "not-a-tty",
-      "fifo" if stat.S_ISFIFO(os.fstat(fds[1]).st_mode) else "not-a-fifo", flush=True)
+def kind(fd):
+    return "tty" if os.isatty(fd) else "fifo" if stat.S_ISFIFO(os.fstat(fd).st_mode) else "other"
+print("kinds", kind(fds[0]), kind(fds[1]), flush=True)
 if mode == "refuse-hello":
     c.send(json.dumps({"ok": False, "error": "not today"}).encode())
     sys.exit(0)
-c.send(json.dumps({"ok": True, "env": {"GIVEN": "by-smtd"}, "env_default": {}}).encode())
+c.send(json.dumps({"ok": True, "env": {"GIVEN": "by-smtd"}, "env_default": {},
+                   "stdout_preload": lib}).encode())
 start = json.loads(c.recv(65536))
 print("start", start["op"], start["pid"] > 0, flush=True)
 if mode == "close-at-start":
@@ -75,7 +84,7 @@ PY
 
 fake() { # fake MODE: start the stand-in, wait until it listens
 	rm -f "$S.ranks"
-	$PY "$T/fake.py" "$S.ranks" "$1" >"$T/fake.out" 2>&1 &
+	$PY "$T/fake.py" "$S.ranks" "$1" "$LINEBUF" >"$T/fake.out" 2>&1 &
 	FAKE=$!
 	i=0
 	until grep -q listening "$T/fake.out" 2>/dev/null; do
@@ -83,11 +92,12 @@ fake() { # fake MODE: start the stand-in, wait until it listens
 		sleep 0.02
 	done
 }
-launch() { # launch NAME [VAR=VALUE...]: the launcher, at most 10 s
+launch() { # launch NAME [VAR=VALUE...]: the launcher, at most 10 s (RANK_OPTS: its options)
 	n=$1
 	shift
 	rc=0
-	env "$@" MARK="$T/$n.ran" timeout -s KILL 10 "$SMTCTL" --socket "$S" rank -- "$PROG" \
+	env -u PYTHONUNBUFFERED -u LD_PRELOAD -u SMTD_STDOUT_PIPE "$@" MARK="$T/$n.ran" \
+		timeout -s KILL 10 "$SMTCTL" --socket "$S" rank ${RANK_OPTS:-} -- "$PROG" \
 		>"$T/$n.out" 2>"$T/$n.err" || rc=$?
 }
 
@@ -144,10 +154,27 @@ launch ok RANK=5
 wait $FAKE
 assert_eq "$rc" 7 "accepted: the launcher ends like the program"
 assert_contains "$T/fake.out" "stdout ran with GIVEN=by-smtd" "the program's stdout went through the descriptor smtd was given, with smtd's environment"
-assert_contains "$T/fake.out" "kinds tty fifo" "smtd was given a pty's master for stdout and a pipe for stderr"
-assert_contains "$T/fake.out" "stdout is a terminal" "the program's stdout is a terminal"
-assert_not_contains "$T/fake.out" "stderr is a terminal" "the program's stderr is a pipe"
+assert_contains "$T/fake.out" "kinds fifo fifo" "smtd was given pipes for stdout and stderr"
+assert_not_contains "$T/fake.out" "is a terminal" "the program's stdout and stderr are pipes"
+assert_contains "$T/fake.out" "buffering PYTHONUNBUFFERED=1 LD_PRELOAD=$LINEBUF pipe=" "stdout line-buffered: PYTHONUNBUFFERED and smtd's library"
+assert_contains "$T/fake.out" "the pipe is stdout" "SMTD_STDOUT_PIPE names the program's stdout"
 assert_contains "$T/fake.out" "end exit" "the launcher reported the end"
 [ -e "$T/ok.ran" ] || fail "accepted: the program did not run"
 [ ! -s "$T/ok.out" ] || fail "accepted: output on the launcher's own stdout: $(cat "$T/ok.out")"
+# The image's own choices stay: its PYTHONUNBUFFERED, and its LD_PRELOAD
+# after smtd's library.
+fake accept
+launch ok2 RANK=5 PYTHONUNBUFFERED=0 LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libc.so.6
+wait $FAKE
+assert_contains "$T/fake.out" "buffering PYTHONUNBUFFERED=0 LD_PRELOAD=$LINEBUF:/usr/lib/x86_64-linux-gnu/libc.so.6 pipe=" "the image's PYTHONUNBUFFERED and LD_PRELOAD kept"
+
+# 6. --tty: a terminal for stdout, nothing of 5's variables.
+fake accept
+RANK_OPTS=--tty launch tty RANK=5
+wait $FAKE
+assert_eq "$rc" 7 "--tty: the launcher ends like the program"
+assert_contains "$T/fake.out" "kinds tty fifo" "--tty: smtd was given a pty's master for stdout and a pipe for stderr"
+assert_contains "$T/fake.out" "stdout is a terminal" "--tty: the program's stdout is a terminal"
+assert_not_contains "$T/fake.out" "stderr is a terminal" "--tty: the program's stderr is a pipe"
+assert_contains "$T/fake.out" "buffering PYTHONUNBUFFERED=unset LD_PRELOAD=unset pipe=unset" "--tty: no variable for the buffering"
 echo "ok: the launcher never hangs and never runs what smtd refused"
