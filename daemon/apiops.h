@@ -2,7 +2,7 @@
  * apiops.h - what the control API asks the daemon: one table of callbacks,
  * given to the server (api.h) and called by the routes (routes.c) on the
  * daemon's loop, so a callback may read and change the daemon's state
- * freely.  status.c fills it in.
+ * freely.  apiapply.c fills it in.
  */
 #ifndef SMT_APIOPS_H
 #define SMT_APIOPS_H
@@ -11,6 +11,15 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+/*
+ * A POST: BODY is the parsed JSON body or NULL when it was empty; PEER_PID
+ * is the client's SO_PEERCRED PID (its uid already checked to be 0 or the
+ * daemon's), 0 when unknown: what a client says of itself is checked
+ * against it.  Returns the HTTP status; *REPLY may be set to a JSON body (a
+ * new reference).
+ */
+typedef int (*smt_api_post_fn)(void *ctx, json_t *body, int peer_pid, json_t **reply);
 
 /*
  * What the server asks the daemon.  Every callback may be NULL: the
@@ -35,16 +44,14 @@ struct smt_api_ops {
 	 * server frees it and appends its own smtd_api_* metrics. */
 	char *(*metrics)(void *ctx);
 	/*
-	 * Every other POST path of the daemons' own protocol (SMT_PATH_RESULT,
-	 * SMT_PATH_LAUNCH, SMT_PATH_ORTED).  BODY is the parsed JSON body or
-	 * NULL when it was empty; PEER_PID is the client's SO_PEERCRED PID (its
-	 * uid already checked to be 0 or the daemon's), 0 when unknown: what a
-	 * client says of itself is checked against it.  Returns the HTTP status;
-	 * *REPLY may be set to a JSON body (a new reference).  A status of 404
-	 * with no reply says the path is unknown.
+	 * The POST paths of the daemons' own protocol, one callback each
+	 * (smt_api_post_fn): a worker's launch (SMT_PATH_LAUNCH), orted's
+	 * registration (SMT_PATH_ORTED), the end of the ranks (SMT_PATH_END),
+	 * the job's result (SMT_PATH_RESULT), the next attempt
+	 * (SMT_PATH_ATTEMPT), a restart (SMT_PATH_RESTART) and a stack
+	 * collection's start (POST SMT_PATH_STACKS).
 	 */
-	int (*post)(void *ctx, const char *path, json_t *body, int peer_pid,
-		    json_t **reply);
+	smt_api_post_fn launch, orted, end, result, attempt, restart, stacks_start;
 	/*
 	 * The status's generation: a number that changes whenever what
 	 * /v1/status shows changes.  With it, GET /v1/status?wait=GEN&timeout=MS

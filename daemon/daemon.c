@@ -387,7 +387,7 @@ static void on_orphan(void *arg, pid_t pid, int wstatus)
 /* On failure *TEXT (allocated) says which listener and why, for the failure file. */
 static int setup_api(struct smt_daemon *d, char **text)
 {
-	int rc = smt_api_new(&d->loop, &smt_status_ops, d, &d->api);
+	int rc = smt_api_new(&d->loop, &smt_daemon_api_ops, d, &d->api);
 
 	if (rc == 0)
 		rc = smt_api_listen_unix(d->api, d->opts->socket_path, d->opts->socket_group);

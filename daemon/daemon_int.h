@@ -6,7 +6,8 @@
  * files, the final state, the exit code).  What differs between a leader
  * (and a standalone host) and a worker is a role: a table of operations
  * (struct smt_role) with private state of its own, in leader.c and
- * worker.c.  status.c renders what the control API shows.  Nothing outside
+ * worker.c.  apiview.c renders what the control API shows, apiapply.c
+ * applies what a request asks.  Nothing outside
  * these files sees this struct.
  */
 #ifndef SMT_DAEMON_INT_H
@@ -29,15 +30,21 @@
 struct smt_daemon;
 
 /* What a role does; every member may be NULL except begin. */
+/* A POST of the daemons' protocol, as apiops.h's smt_api_post_fn. */
+typedef int (*smt_role_post_fn)(struct smt_daemon *d, json_t *body, int peer_pid,
+				json_t **reply);
+
 struct smt_role_ops {
 	const char *name;
 	/* sshd is up (or not needed): the role's life begins. */
 	void (*begin)(struct smt_daemon *d);
 	/* SIGNO arrived (a signal to smtd, or POST /v1/kill). */
 	void (*signal)(struct smt_daemon *d, int signo);
-	/* A POST of the daemons' protocol; returns the HTTP status. */
-	int (*post)(struct smt_daemon *d, const char *path, json_t *body, int peer_pid,
-		    json_t **reply);
+	/* The POSTs of the daemons' protocol a worker serves (smtd(8) LEADER
+	 * AND WORKERS): the leader's launch, orted's registration, the end
+	 * of the ranks, the job's result, the next attempt.  NULL: the role
+	 * does not serve it (404).  Each returns the HTTP status. */
+	smt_role_post_fn launch, orted, end, result, attempt;
 	/* GET /v1/lines: this host's output for the leader (api.h's lines). */
 	int (*lines)(struct smt_daemon *d, uint64_t from, size_t max, int final,
 		     const char **body, size_t *len);
@@ -177,7 +184,14 @@ void smt_stacks_worker_news(struct smt_daemon *d, json_t *status);
 json_t *smt_stacks_get(struct smt_daemon *d, long long id, int *status);
 void smt_stacks_status(struct smt_daemon *d, json_t *st);
 
-/* status.c: the control API's answers. */
-extern const struct smt_api_ops smt_status_ops;
+/* apiapply.c: every callback of the control API. */
+extern const struct smt_api_ops smt_daemon_api_ops;
+/* apiview.c: what the control API shows (apiops.h says what each gives). */
+json_t *smt_view_status(void *ctx, int brief);
+int smt_view_healthy(void *ctx);
+int smt_view_ready(void *ctx);
+json_t *smt_view_logs(void *ctx, long tail, long rank);
+char *smt_view_metrics(void *ctx);
+json_int_t smt_view_generation(void *ctx);
 
 #endif

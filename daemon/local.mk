@@ -76,7 +76,7 @@ daemon_libsmtd_a_SOURCES += daemon/api.c daemon/api.h \
 
 # The daemon and its roles.
 daemon_libsmtd_a_SOURCES += daemon/daemon.c daemon/daemon.h daemon/daemon_int.h \
-	daemon/leader.c daemon/worker.c daemon/status.c daemon/stall.c
+	daemon/leader.c daemon/worker.c daemon/apiview.c daemon/apiapply.c daemon/stall.c
 
 sbin_PROGRAMS += smtd
 smtd_SOURCES = daemon/smtd.c

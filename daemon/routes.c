@@ -273,14 +273,17 @@ static void do_kill(struct smt_httpconn *c, const char *query)
 				  : json_pack("{si}", SMT_F_SIGNAL, signo), NULL);
 }
 
-static void do_post(struct smt_httpconn *c, const char *path)
+/* A POST of the daemons' protocol, to the callback at OP_OFFSET. */
+static void do_post(struct smt_httpconn *c, size_t op_offset)
 {
+	smt_api_post_fn fn;
 	int bad;
 	json_t *body = parse_body(c, &bad), *reply = NULL;
 
 	if (bad)
 		return;
-	int status = c->ops->post(c->ctx, path, body, c->peer.pid, &reply);
+	memcpy(&fn, (const char *)c->ops + op_offset, sizeof(fn));
+	int status = fn(c->ctx, body, c->peer.pid, &reply);
 	json_decref(body);
 	if (status < 100 || status > 599) {
 		json_decref(reply);
@@ -393,19 +396,24 @@ static const struct route {
 	{SMT_PATH_METRICS, M_GET, offsetof(struct smt_api_ops, metrics), do_metrics, LARGE,
 	 TCP_TOO},
 	{SMT_PATH_KILL, M_POST, offsetof(struct smt_api_ops, kill), do_kill, SMALL, SOCKET_ONLY},
-	/* The daemons' own protocol; handler NULL: ops->post answers. */
-	{SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
-	{SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
-	{SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	/* The daemons' own protocol (handler NULL: the POST callback at the
+	 * offset answers, do_post). */
+	{SMT_PATH_RESULT, M_POST, offsetof(struct smt_api_ops, result), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_LAUNCH, M_POST, offsetof(struct smt_api_ops, launch), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_ORTED, M_POST, offsetof(struct smt_api_ops, orted), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_END, M_POST, offsetof(struct smt_api_ops, end), NULL, SMALL, SOCKET_ONLY},
 	{SMT_PATH_LINES, M_GET, offsetof(struct smt_api_ops, lines), do_lines, SMALL, SOCKET_ONLY},
-	/* POST starts a collection (ops->post), GET gives its result: stacks
-	 * hold source lines, never for the network. */
-	{SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	/* POST starts a collection, GET gives its result: stacks hold source
+	 * lines, never for the network. */
+	{SMT_PATH_STACKS, M_POST, offsetof(struct smt_api_ops, stacks_start), NULL, SMALL,
+	 SOCKET_ONLY},
 	{SMT_PATH_STACKS, M_GET, offsetof(struct smt_api_ops, stacks), do_stacks, LARGE,
 	 SOCKET_ONLY},
 	/* A restart (smtd(8) Restarts); a worker's next attempt, from the leader. */
-	{SMT_PATH_RESTART, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
-	{SMT_PATH_ATTEMPT, M_POST, offsetof(struct smt_api_ops, post), NULL, SMALL, SOCKET_ONLY},
+	{SMT_PATH_RESTART, M_POST, offsetof(struct smt_api_ops, restart), NULL, SMALL,
+	 SOCKET_ONLY},
+	{SMT_PATH_ATTEMPT, M_POST, offsetof(struct smt_api_ops, attempt), NULL, SMALL,
+	 SOCKET_ONLY},
 };
 
 static int has_op(const struct smt_api_ops *ops, size_t offset)
@@ -451,18 +459,16 @@ void smt_routes_dispatch(struct smt_httpconn *c, int may_defer)
 		}
 	}
 
-	/* Later POST paths of the daemons' protocol need no change here. */
-	if (!r &&
-	    !(is_post && strncmp(path, "/v1/", 4) == 0 && c->ops->post && !c->peer.read_only)) {
+	if (!r) {
 		smt_httpconn_respond_error(c, 404, NULL, "no such path: %.200s", path);
 		return;
 	}
-	if (r && r->method == M_GET && method != HTTP_GET && method != HTTP_HEAD) {
+	if (r->method == M_GET && method != HTTP_GET && method != HTTP_HEAD) {
 		smt_httpconn_respond_error(c, 405, "Allow: GET, HEAD\r\n",
 					   "%s accepts GET and HEAD", r->path);
 		return;
 	}
-	if (r && r->method == M_POST && !is_post) {
+	if (r->method == M_POST && !is_post) {
 		smt_httpconn_respond_error(c, 405, "Allow: POST\r\n", "%s accepts POST", r->path);
 		return;
 	}
@@ -470,7 +476,7 @@ void smt_routes_dispatch(struct smt_httpconn *c, int may_defer)
 		smt_httpconn_respond_error(c, 403, NULL, "this listener serves read-only requests");
 		return;
 	}
-	if (c->peer.read_only && (!r || r->reach != TCP_TOO)) {
+	if (c->peer.read_only && r->reach != TCP_TOO) {
 		smt_httpconn_respond_error(c, 403, NULL, "%.200s is not served over TCP (only "
 			      "/healthz, /readyz, /v1/status, /v1/logs and /metrics)", path);
 		return;
@@ -482,16 +488,16 @@ void smt_routes_dispatch(struct smt_httpconn *c, int may_defer)
 			c->peer.uid, c->peer.daemon_uid);
 		return;
 	}
-	if (r && !has_op(c->ops, r->op_offset)) {
+	if (!has_op(c->ops, r->op_offset)) {
 		smt_httpconn_respond_error(c, 501, NULL, "%s is not available", r->path);
 		return;
 	}
-	if (r && r->size == LARGE && may_defer && c->defer && !c->leader_req) {
+	if (r->size == LARGE && may_defer && c->defer && !c->leader_req) {
 		c->wait = WAIT_DEFERRED;
 		return;
 	}
-	if (r && r->handler)
+	if (r->handler)
 		r->handler(c, query);
 	else
-		do_post(c, path);
+		do_post(c, r->op_offset);
 }

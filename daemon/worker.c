@@ -470,10 +470,12 @@ static void on_scan(uv_timer_t *t)
  * install passed: the leader launches only once every host passed. */
 static const char not_passed[] = "the pre-launch phase of this host has not passed";
 
-static int on_launch(struct smt_daemon *d, json_t **reply)
+static int on_launch(struct smt_daemon *d, json_t *body, int peer_pid, json_t **reply)
 {
 	struct worker *w = W(d);
 
+	(void)body;
+	(void)peer_pid;
 	if (smt_state_is_final(d->state) || w->job_over || d->stop_signal)
 		return 409;
 	/* The leader launches only once every host passed (leader.c). */
@@ -569,13 +571,14 @@ static int on_orted(struct smt_daemon *d, json_t *body, int peer_pid, json_t **r
 	return 200;
 }
 
-static int on_end(struct smt_daemon *d, json_t *body, json_t **reply)
+static int on_end(struct smt_daemon *d, json_t *body, int peer_pid, json_t **reply)
 {
 	const char *mode = json_string_value(json_object_get(body, SMT_F_MODE));
 	const char *sig = json_string_value(json_object_get(body, SMT_F_SIGNAL));
 	double grace = json_number_value(json_object_get(body, SMT_F_GRACE));
 	int signo = sig ? smt_signal_parse(sig) : SIGTERM;
 
+	(void)peer_pid;
 	*reply = json_object();
 	if (!mode || signo <= 0) {
 		json_object_set_new(*reply, SMT_F_ERROR,
@@ -627,13 +630,14 @@ static json_t *attempt_reply(struct smt_daemon *d)
  * Preflight); the leader asks again with the same request until the answer says
  * it ended, and launches only when it passed everywhere.
  */
-static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
+static int on_attempt(struct smt_daemon *d, json_t *body, int peer_pid, json_t **reply)
 {
 	struct worker *w = W(d);
 	json_t *ja = json_object_get(body, SMT_F_ATTEMPT);
 	const char *summary = json_string_value(json_object_get(body, SMT_F_FAILURE));
 	int attempt = (int)json_integer_value(ja), rc;
 
+	(void)peer_pid;
 	if (json_is_integer(ja) && attempt > 0 && attempt == smt_restart_attempt(d->restart) &&
 	    !w->launched && !smt_state_is_final(d->state)) {
 		*reply = attempt_reply(d);
@@ -673,10 +677,11 @@ static int on_attempt(struct smt_daemon *d, json_t *body, json_t **reply)
 	return 200;
 }
 
-static int on_result(struct smt_daemon *d, json_t *body, json_t **reply)
+static int on_result(struct smt_daemon *d, json_t *body, int peer_pid, json_t **reply)
 {
 	struct worker *w = W(d);
 
+	(void)peer_pid;
 	*reply = json_object();
 	if (smt_state_is_final(d->state) || d->closing || w->result)
 		return 200;
@@ -696,24 +701,6 @@ static int on_result(struct smt_daemon *d, json_t *body, json_t **reply)
 		smt_hostjob_end(d->job, SIGTERM, 1.0);
 	}
 	return 200;
-}
-
-static int worker_post(struct smt_daemon *d, const char *path, json_t *body, int peer_pid,
-		       json_t **reply)
-{
-	if (!W(d))
-		return 503;
-	if (strcmp(path, SMT_PATH_LAUNCH) == 0)
-		return on_launch(d, reply);
-	if (strcmp(path, SMT_PATH_ORTED) == 0)
-		return on_orted(d, body, peer_pid, reply);
-	if (strcmp(path, SMT_PATH_END) == 0)
-		return on_end(d, body, reply);
-	if (strcmp(path, SMT_PATH_RESULT) == 0)
-		return on_result(d, body, reply);
-	if (strcmp(path, SMT_PATH_ATTEMPT) == 0)
-		return on_attempt(d, body, reply);
-	return 404;
 }
 
 /* ---- signals ---- */
@@ -824,7 +811,11 @@ const struct smt_role_ops smt_worker_role = {
 	.name = "worker",
 	.begin = worker_begin,
 	.signal = worker_signal,
-	.post = worker_post,
+	.launch = on_launch,
+	.orted = on_orted,
+	.end = on_end,
+	.result = on_result,
+	.attempt = on_attempt,
 	.restart = worker_restart,
 	.admit = worker_admit,
 	.contact = worker_contact,

@@ -30,11 +30,11 @@ static json_t *f_logs(void *ctx, long tail, long rank)
 	return json_pack("{s[ii]}", SMT_F_LINES, (int)tail, (int)rank);
 }
 static char *f_metrics(void *ctx) { return strdup("smtd_up 1"); }
-static int f_post(void *ctx, const char *path, json_t *body, int uid, json_t **reply)
+static int f_result(void *ctx, json_t *body, int uid, json_t **reply)
 {
 	if (body)
 		*reply = json_deep_copy(body);
-	return strcmp(path, SMT_PATH_RESULT) == 0 ? 200 : 404;
+	return 200;
 }
 
 static json_int_t f_generation(void *ctx) { return 1; }
@@ -42,7 +42,7 @@ static void f_contact(void *ctx) { }
 
 static const struct smt_api_ops ops = {
 	.status = f_status, .healthy = f_yes, .ready = f_yes, .kill = f_kill,
-	.logs = f_logs, .metrics = f_metrics, .post = f_post,
+	.logs = f_logs, .metrics = f_metrics, .result = f_result,
 	.generation = f_generation, .leader_contact = f_contact,
 };
 

@@ -130,21 +130,33 @@ static char *fake_metrics(void *ctx)
 	return text;
 }
 
-static int fake_post(void *ctx, const char *path, json_t *body, int peer_pid,
-		     json_t **reply)
+static int fake_post(const char *path, json_t *body, int peer_pid, json_t **reply)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
-	if (strcmp(path, SMT_PATH_RESULT) != 0 && strcmp(path, SMT_PATH_LAUNCH) != 0 &&
-	    strcmp(path, SMT_PATH_ORTED) != 0) {
-		free(text);
-		return 404;
-	}
 	printf("post %s %s pid %d\n", path, text ? text : "-", peer_pid);
 	fflush(stdout);
 	free(text);
 	*reply = json_pack("{sb}", "accepted", 1);
 	return 200;
+}
+
+static int fake_result(void *ctx, json_t *body, int peer_pid, json_t **reply)
+{
+	(void)ctx;
+	return fake_post(SMT_PATH_RESULT, body, peer_pid, reply);
+}
+
+static int fake_launch(void *ctx, json_t *body, int peer_pid, json_t **reply)
+{
+	(void)ctx;
+	return fake_post(SMT_PATH_LAUNCH, body, peer_pid, reply);
+}
+
+static int fake_orted(void *ctx, json_t *body, int peer_pid, json_t **reply)
+{
+	(void)ctx;
+	return fake_post(SMT_PATH_ORTED, body, peer_pid, reply);
 }
 
 static const struct smt_api_ops fake_ops = {
@@ -154,7 +166,9 @@ static const struct smt_api_ops fake_ops = {
 	.kill = fake_kill,
 	.logs = fake_logs,
 	.metrics = fake_metrics,
-	.post = fake_post,
+	.result = fake_result,
+	.launch = fake_launch,
+	.orted = fake_orted,
 };
 
 static void on_closed(void *arg)

@@ -1,7 +1,7 @@
 /*
- * status.c - what the control API shows: /v1/status, health, readiness,
- * logs and metrics, all read from the daemon's state on the loop, and the
- * POST paths of the daemons' own protocol routed to the role.
+ * apiview.c - what the control API shows: /v1/status, health, readiness,
+ * logs and metrics, all read from the daemon's state on the loop and
+ * changing nothing.  What a request changes is apiapply.c's.
  */
 #include "config.h"
 
@@ -64,7 +64,7 @@ static json_t *job_object(struct smt_daemon *d)
 	return job;
 }
 
-static json_t *status(void *ctx, int brief)
+json_t *smt_view_status(void *ctx, int brief)
 {
 	struct smt_daemon *d = ctx;
 	json_t *st = json_object();
@@ -103,37 +103,21 @@ static json_t *status(void *ctx, int brief)
 
 /* Healthy while the daemon does its work, also after a job failure: only a
  * daemon that cannot supervise any more is unhealthy. */
-static int healthy(void *ctx)
+int smt_view_healthy(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 
 	return !d->closing || smt_state_is_final(d->state);
 }
 
-static int ready(void *ctx)
+int smt_view_ready(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 
 	return d->state == SMT_STATE_RUNNING || d->state == SMT_STATE_SUCCEEDED;
 }
 
-/* smtctl kill: as if smtd had received the signal (smtd(8) SIGNALS). */
-static int kill_job(void *ctx, int signo)
-{
-	struct smt_daemon *d = ctx;
-
-	if (smt_state_is_final(d->state) || d->closing)
-		return -ESRCH;
-	smt_info("control API: kill with SIG%s",
-		 smt_signal_name(signo) ? smt_signal_name(signo) : "?");
-	if (smt_daemon_stopping_signal(signo) && d->stop_signal == 0)
-		d->stop_signal = signo;
-	if (d->role->signal)
-		d->role->signal(d, signo);
-	return 0;
-}
-
-static json_t *logs(void *ctx, long tail, long rank)
+json_t *smt_view_logs(void *ctx, long tail, long rank)
 {
 	struct smt_daemon *d = ctx;
 	json_t *lines = d->job ? smt_output_logs_json(smt_hostjob_output(d->job), (size_t)tail,
@@ -168,7 +152,7 @@ static void count_rank(void *arg, struct smt_rank *k)
 	(*(int *)arg)++;
 }
 
-static char *metrics(void *ctx)
+char *smt_view_metrics(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 	struct smt_output_stats os = { 0 };
@@ -242,60 +226,7 @@ static char *metrics(void *ctx)
 	return text;
 }
 
-static int post(void *ctx, const char *path, json_t *body, int peer_pid, json_t **reply)
-{
-	struct smt_daemon *d = ctx;
-
-	if (strcmp(path, SMT_PATH_STACKS) == 0)
-		return smt_stacks_post(d, body, reply);
-	if (strcmp(path, SMT_PATH_RESTART) == 0) {
-		if (d->role->restart && d->role_state)
-			return d->role->restart(d, reply);
-		*reply = json_pack("{s:s}", SMT_F_ERROR, "no running job to restart");
-		return 409;
-	}
-	if (d->role->post)
-		return d->role->post(d, path, body, peer_pid, reply);
-	return 404;
-}
-
-static int lines(void *ctx, uint64_t from, size_t max, int final, const char **body, size_t *len)
-{
-	struct smt_daemon *d = ctx;
-
-	if (!d->role->lines)
-		return -ENOENT;
-	return d->role->lines(d, from, max, final, body, len);
-}
-
-static json_t *stacks(void *ctx, long long id, int *status)
-{
-	return smt_stacks_get(ctx, id, status);
-}
-
-static json_int_t generation(void *ctx)
+json_int_t smt_view_generation(void *ctx)
 {
 	return ((struct smt_daemon *)ctx)->generation;
 }
-
-static void leader_contact(void *ctx)
-{
-	struct smt_daemon *d = ctx;
-
-	if (d->role->contact)
-		d->role->contact(d);
-}
-
-const struct smt_api_ops smt_status_ops = {
-	.status = status,
-	.healthy = healthy,
-	.ready = ready,
-	.kill = kill_job,
-	.logs = logs,
-	.metrics = metrics,
-	.post = post,
-	.generation = generation,
-	.lines = lines,
-	.stacks = stacks,
-	.leader_contact = leader_contact,
-};
