@@ -36,7 +36,7 @@ static json_t *job_object(struct smt_daemon *d)
 	pid_t pid = d->job ? smt_hostjob_pid(d->job) : -1;
 	double start = d->job ? smt_hostjob_start_time(d->job) : 0;
 	/* The leader shows every rank of the job, a worker its own. */
-	int local_only = d->role_kind == SMT_ROLE_WORKER;
+	int local_only = !d->role->decides;
 	json_t *ranks = NULL;
 
 	if (d->job) {

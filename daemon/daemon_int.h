@@ -29,13 +29,18 @@
 
 struct smt_daemon;
 
-/* What a role does; every member may be NULL except begin. */
 /* A POST of the daemons' protocol, as apiops.h's smt_api_post_fn. */
 typedef int (*smt_role_post_fn)(struct smt_daemon *d, json_t *body, int peer_pid,
 				json_t **reply);
 
+/* What a role does; every member may be NULL except begin. */
 struct smt_role_ops {
 	const char *name;
+	/* 1: the role decides the job (the leader, a standalone host): it
+	 * watches for a stall, shows and names every rank of the job, and a
+	 * stall's stacks end the job; 0: it serves its own host's part (a
+	 * worker: its own ranks, its stacks for the leader). */
+	int decides;
 	/* sshd is up (or not needed): the role's life begins. */
 	void (*begin)(struct smt_daemon *d);
 	/* SIGNO arrived (a signal to smtd, or POST /v1/kill). */
@@ -64,6 +69,11 @@ struct smt_role_ops {
 	int (*host_ready)(struct smt_daemon *d, const char *host);
 	/* Workers known to the leader (metrics). */
 	void (*peer_counts)(struct smt_daemon *d, size_t *ready, size_t *all);
+	/* The workers this role reaches (the leader's channels), or NULL. */
+	struct smt_peers *(*peers)(struct smt_daemon *d);
+	/* A stall's stacks were read (TEXT, the failure text): the job ends
+	 * on every host. */
+	void (*stalled)(struct smt_daemon *d, const char *text);
 	/* Release everything (the loop is closing). */
 	void (*close)(struct smt_daemon *d);
 };
@@ -165,8 +175,6 @@ void smt_daemon_preflight_write(struct smt_daemon *d);
 
 /* leader.c: the workers' channels (NULL on a standalone or one-host job),
  * and the end of a stalled job with its failure TEXT. */
-struct smt_peers *smt_leader_peers(struct smt_daemon *d);
-void smt_leader_stalled(struct smt_daemon *d, const char *text);
 
 /* stall.c: the stall watchdog and the stacks of every rank. */
 int smt_stall_new(struct smt_daemon *d);

@@ -392,13 +392,13 @@ static void end_everywhere(struct smt_daemon *d, double grace)
 		smt_peers_end(l->peers, "end", SIGTERM, grace);
 }
 
-struct smt_peers *smt_leader_peers(struct smt_daemon *d)
+static struct smt_peers *leader_peers(struct smt_daemon *d)
 {
 	return L(d) ? L(d)->peers : NULL;
 }
 
 /* The job is stalled and every stack was read: it ends on every host. */
-void smt_leader_stalled(struct smt_daemon *d, const char *text)
+static void leader_stalled(struct smt_daemon *d, const char *text)
 {
 	struct leader *l = L(d);
 
@@ -1055,6 +1055,7 @@ static void leader_close(struct smt_daemon *d)
 
 const struct smt_role_ops smt_leader_role = {
 	.name = "leader",
+	.decides = 1,
 	.begin = leader_begin,
 	.signal = leader_signal,
 	.restart = leader_restart,
@@ -1063,5 +1064,7 @@ const struct smt_role_ops smt_leader_role = {
 	.job_done = leader_job_done,
 	.host_ready = leader_host_ready,
 	.peer_counts = leader_peer_counts,
+	.peers = leader_peers,
+	.stalled = leader_stalled,
 	.close = leader_close,
 };

@@ -90,9 +90,11 @@ struct smt_stall {
 	int handles;
 };
 
-static int is_leader(const struct smt_daemon *d)
+/* The host that decides the job (smt_role_ops.decides): it watches, names
+ * every rank and ends the job; a worker reads its own ranks for it. */
+static int decides(const struct smt_daemon *d)
 {
-	return d->role_kind != SMT_ROLE_WORKER;
+	return d->role->decides;
 }
 
 /* ---- finishing a collection ---- */
@@ -137,7 +139,7 @@ static void finish(struct smt_stall *s)
 
 	uv_timer_stop(&s->deadline);
 	s->collecting = 0;
-	if (!is_leader(d)) {
+	if (!decides(d)) {
 		/* A worker shows its ranks' stacks in its status: that is how
 		 * they reach the leader - also when its reads ran out of time,
 		 * so that the leader hears of every rank and why. */
@@ -165,7 +167,7 @@ static void finish(struct smt_stall *s)
 	for (size_t j = 0; j < n; j++)
 		v[j].quiet_s = quiet_of(s, v[j].rank, v[j].quiet_s);
 	/* Every rank of the job is named, also one whose host did not answer. */
-	for (int r = 0; is_leader(d) && r < smt_ranks_count(t); r++) {
+	for (int r = 0; decides(d) && r < smt_ranks_count(t); r++) {
 		const struct smt_rank *k = smt_ranks_find(t, r);
 		int have = 0;
 		for (size_t j = 0; j < n && !have; j++)
@@ -196,7 +198,7 @@ static void finish(struct smt_stall *s)
 	}
 	free(v);
 	smt_info("stacks of %zu rank%s collected (collection %d)", n, n == 1 ? "" : "s", s->id);
-	if (s->mode == SMT_COLLECT_ABORT && is_leader(d)) {
+	if (s->mode == SMT_COLLECT_ABORT && decides(d)) {
 		char *text = NULL;
 		/* Every stack also goes to the leader's log, a line at a time. */
 		for (char *line = details; line && *line;) {
@@ -213,7 +215,8 @@ static void finish(struct smt_stall *s)
 		} else if (asprintf(&text, "%s\n%s%s", summary, rest, nl) < 0) {
 			text = NULL;
 		}
-		smt_leader_stalled(d, text);
+		if (d->role->stalled)
+			d->role->stalled(d, text);
 		free(text);
 	}
 	free(details);
@@ -270,7 +273,7 @@ static int collect(struct smt_stall *s, int id, enum smt_collect_mode mode, unsi
 		   unsigned freeze_ms)
 {
 	struct smt_daemon *d = s->d;
-	struct smt_peers *peers = is_leader(d) ? smt_leader_peers(d) : NULL;
+	struct smt_peers *peers = d->role->peers ? d->role->peers(d) : NULL;
 	int rc;
 
 	if (s->collecting)
@@ -396,7 +399,7 @@ void smt_stall_launched(struct smt_daemon *d)
 	struct smt_stall *s = d->stall;
 	double stall = d->opts->stall_timeout, start = d->opts->start_timeout;
 
-	if (!s || !is_leader(d) || (stall <= 0 && start <= 0))
+	if (!s || !decides(d) || (stall <= 0 && start <= 0))
 		return;
 	s->t0 = smt_daemon_now();
 	arm(s, s->t0 + (start > 0 ? start : stall));
@@ -431,7 +434,7 @@ int smt_stacks_post(struct smt_daemon *d, json_t *body, json_t **reply)
 	json_t *jt = json_object_get(body, SMT_F_TIMEOUT_MS);
 	json_t *jf = json_object_get(body, SMT_F_FREEZE_MS);
 	unsigned freeze_ms = 0;
-	int ending = mode && strcmp(mode, "abort") == 0 && !is_leader(d);
+	int ending = mode && strcmp(mode, "abort") == 0 && !decides(d);
 	unsigned timeout_ms = ending ? ABORT_COLLECT_MS : LIVE_COLLECT_MS;
 	int id, rc;
 
