@@ -41,6 +41,7 @@
 #include "httpconn.h"
 #include "log.h"
 #include "smt_proto.h"
+#include "unixlisten.h"
 
 #define LISTEN_BACKLOG 128
 
@@ -956,46 +957,6 @@ static int make_parents(const char *path)
 	return ret;
 }
 
-/*
- * Is somebody answering on PATH?  -EADDRINUSE when yes; a stale socket
- * file is removed; anything but a socket is left alone (-EEXIST).
- */
-static int probe_socket(const char *path, const struct sockaddr_un *sa)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		smt_error("control socket %s: the path exists and is not a socket; not removing it",
-			  path);
-		return -EEXIST;
-	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int r = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
-	int err = errno;
-	close(fd);
-	if (r == 0) {
-		smt_error("control socket %s: another daemon is already answering there "
-			  "(is smtd already running?)", path);
-		return -EADDRINUSE;
-	}
-	if (err != ECONNREFUSED) {
-		smt_error("control socket %s: cannot check it: %s", path, strerror(err));
-		return -err;
-	}
-	smt_info("control socket %s: removing a stale socket file", path);
-	if (unlink(path) < 0 && errno != ENOENT) {
-		err = errno;
-		smt_error("control socket %s: cannot remove the stale socket: %s", path,
-			  strerror(err));
-		return -err;
-	}
-	return 0;
-}
-
 static int lookup_group(const char *group, gid_t *gid)
 {
 	struct group gr, *res = NULL;
@@ -1010,47 +971,22 @@ static int lookup_group(const char *group, gid_t *gid)
 
 int smt_api_listen_unix(struct smt_api *api, const char *path, const char *group)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct listener *l = NULL;
 	gid_t gid = (gid_t)-1;
-	int fd = -1, bound = 0, r;
+	int fd = -1, r;
 	struct stat st;
 
 	if (api->unix_listener || api->closing)
 		return -EBUSY;
-	if (strlen(path) >= sizeof sa.sun_path) {
-		smt_error("control socket %s: the path is too long (at most %zu bytes)",
-			  path, sizeof sa.sun_path - 1);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, path);
 	if (group && (r = lookup_group(group, &gid)) < 0) {
 		smt_error("control socket %s: unknown group '%s'", path, group);
 		return r;
 	}
-	if ((r = make_parents(path)) < 0 || (r = probe_socket(path, &sa)) < 0)
+	if ((r = make_parents(path)) < 0)
 		return r;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* The file is never, even for a moment, open to everybody. */
-	mode_t old = umask(0117);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
-	int err = errno;
-	umask(old);
-	if (r < 0) {
-		r = -err;
-		goto out;
-	}
-	bound = 1;
-	if (chmod(path, 0660) < 0 || (group && chown(path, (uid_t)-1, gid) < 0) ||
-	    stat(path, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
+	fd = smt_unix_listen("control socket", path, SOCK_STREAM, 0660, gid, &st);
+	if (fd < 0)
+		return fd;
 	l = listener_new(api, 0);
 	if (!l) {
 		r = -ENOMEM;
@@ -1075,8 +1011,7 @@ out:
 		listener_close(l);
 	if (fd >= 0)
 		close(fd);
-	if (bound)
-		unlink(path);
+	unlink(path);
 	return r;
 }
 

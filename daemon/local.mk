@@ -68,6 +68,7 @@ daemon_libsmtd_a_SOURCES += daemon/stackparse.c daemon/stackparse.h \
 
 # Talking: the control API, curl on the loop, the leader's channels, systemd.
 daemon_libsmtd_a_SOURCES += daemon/api.c daemon/api.h \
+	daemon/unixlisten.c daemon/unixlisten.h \
 	daemon/httpconn.c daemon/httpconn.h daemon/httpconn_int.h daemon/routes.c daemon/apiops.h \
 	daemon/jsonrender.c daemon/jsonrender.h \
 	daemon/curluv.c daemon/curluv.h \

@@ -32,6 +32,7 @@
 #include "smt_proto.h"
 #include "spawn.h"
 #include "strv.h"
+#include "unixlisten.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
@@ -299,45 +300,30 @@ static int channel_path(struct smt_peers *ps)
 
 static int open_listener(struct smt_peers *ps)
 {
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
-	struct stat st;
 	const char *shown = ps->cfg.channel_socket ? ps->cfg.channel_socket : "(none)";
-	int rc, bound = 0;
+	int rc;
 
 	snprintf(ps->name, sizeof(ps->name), "smtd-%d-%lx", (int)getpid(),
 		 (unsigned long)uv_hrtime());
 	rc = channel_path(ps);
-	if (rc < 0)
-		goto fail;
-	ps->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (ps->listen_fd < 0) {
-		rc = -errno;
-		goto fail;
+	if (rc < 0) {
+		smt_error("cannot listen on %s for the channels to the workers: %s", shown,
+			  strerror(-rc));
+		ps->path[0] = '\0';
+		return rc;
 	}
-	memcpy(un.sun_path, ps->path, strlen(ps->path) + 1);
-	/* A stale socket of ours is replaced; anything else stays and makes
-	 * bind fail, saying so. */
-	if (lstat(ps->path, &st) == 0 && S_ISSOCK(st.st_mode))
-		unlink(ps->path);
-	bound = bind(ps->listen_fd, (struct sockaddr *)&un, sizeof(un)) == 0;
-	if (!bound || chmod(ps->path, 0600) < 0 || listen(ps->listen_fd, SOMAXCONN) < 0) {
-		rc = -errno;
-		goto fail;
+	ps->listen_fd = smt_unix_listen("channel socket", ps->path, SOCK_STREAM, 0600, (gid_t)-1,
+					NULL);
+	if (ps->listen_fd < 0) {
+		rc = ps->listen_fd;
+		ps->listen_fd = -1;
+		ps->path[0] = '\0';
+		return rc;
 	}
 	uv_poll_init(ps->loop, &ps->listener, ps->listen_fd);
 	ps->listener.data = ps;
 	ps->handles_open++;
 	return uv_poll_start(&ps->listener, UV_READABLE, on_accept);
-fail:
-	smt_error("cannot listen on %s for the channels to the workers: %s", shown, strerror(-rc));
-	if (ps->listen_fd >= 0)
-		close(ps->listen_fd);
-	ps->listen_fd = -1;
-	/* Only what we created goes. */
-	if (bound)
-		unlink(ps->path);
-	ps->path[0] = '\0';
-	return rc;
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)

@@ -17,6 +17,7 @@
 #include "procfs.h"
 #include "rankd.h"
 #include "smt_proto.h"
+#include "unixlisten.h"
 
 /* Launchers connected at once; a host runs far fewer ranks. */
 #define MAX_CONNS 4096
@@ -370,21 +371,10 @@ static void listener_closed(uv_handle_t *h)
 int smt_rankd_listen(uv_loop_t *loop, const char *path, const struct smt_rankd_ops *ops,
 		     void *ctx, struct smt_rankd **out)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct smt_rankd *rd;
 	struct stat st;
-	mode_t old;
 	int rc;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		smt_error("rank launcher socket %s: the path is too long (at most %zu bytes); "
-			  "use a shorter --socket", path, sizeof(sa.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	strcpy(sa.sun_path, path);
-	/* A stale socket of ours goes; anything else stays, and bind says so. */
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-		unlink(path);
 	rd = calloc(1, sizeof(*rd));
 	if (!rd || !(rd->path = strdup(path))) {
 		free(rd);
@@ -393,21 +383,10 @@ int smt_rankd_listen(uv_loop_t *loop, const char *path, const struct smt_rankd_o
 	rd->loop = loop;
 	rd->ops = ops;
 	rd->ctx = ctx;
-	rd->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	rd->listen_fd = smt_unix_listen("rank launcher socket", path, SOCK_SEQPACKET, 0660,
+					(gid_t)-1, &st);
 	if (rd->listen_fd < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	old = umask(0117);
-	rc = bind(rd->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (rc < 0 || chmod(path, 0660) < 0 || stat(path, &st) < 0 ||
-	    listen(rd->listen_fd, SOMAXCONN) < 0) {
-		rc = -errno;
-		smt_error("rank launcher socket %s: %s", path, strerror(errno));
-		if (rc != -EADDRINUSE)
-			unlink(path);
-		close(rd->listen_fd);
+		rc = rd->listen_fd;
 		goto fail;
 	}
 	rd->dev = st.st_dev;
