@@ -23,12 +23,7 @@ static int kill_job(void *ctx, int signo)
 
 	if (smt_state_is_final(d->state) || d->closing)
 		return -ESRCH;
-	smt_info("control API: kill with SIG%s",
-		 smt_signal_name(signo) ? smt_signal_name(signo) : "?");
-	if (smt_daemon_stopping_signal(signo) && d->stop_signal == 0)
-		d->stop_signal = signo;
-	if (d->role->signal)
-		d->role->signal(d, signo);
+	smt_daemon_signal(d, signo, "control API: kill with");
 	return 0;
 }
 

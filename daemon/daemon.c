@@ -315,11 +315,10 @@ static void on_sshd(void *arg, int up)
 	struct smt_daemon *d = arg;
 
 	if (up < 0) {
-		char *text = smt_failure_text(SMT_FAIL_SSHD,
-			"sshd is needed for a job of several hosts but %s cannot be started: %s; "
-			"install the openssh-server package", d->opts->sshd_path, strerror(-up));
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_CONFIG, SMT_FAIL_SSHD,
+				"sshd is needed for a job of several hosts but %s cannot be started: "
+				"%s; install the openssh-server package", d->opts->sshd_path,
+				strerror(-up));
 		return;
 	}
 	d->role->begin(d);
@@ -337,23 +336,50 @@ static void start_sshd(struct smt_daemon *d)
 			d->role_kind == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
 	};
 
-	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0) {
-		char *text = smt_failure_text(SMT_FAIL_INTERNAL, "out of memory starting sshd");
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
-	}
+	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0)
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+				"out of memory starting sshd");
 }
 
-static void on_signal(uv_signal_t *h, int signo)
+/*
+ * The job fails here with KIND and the printf-formatted rest (the one way
+ * smtd words a failure it found itself, report.h), and EXIT_CODE: through
+ * the role's own end once it has begun (the leader tells its workers),
+ * else this host's end.
+ */
+void smt_daemon_fail(struct smt_daemon *d, int exit_code, enum smt_failure_kind kind,
+		     const char *fmt, ...)
 {
-	struct smt_daemon *d = h->data;
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	text = smt_failure_vtext(kind, fmt, ap);
+	va_end(ap);
+	if (d->role->fail && d->role_state)
+		d->role->fail(d, exit_code, text);
+	else
+		smt_daemon_finish(d, SMT_STATE_FAILED, exit_code, text);
+	free(text);
+}
+
+/* The one way in for a signal, whether smtd received it or smtctl kill
+ * asked for it (smtd(8) SIGNALS): the first stopping one is kept, and the
+ * role passes it on. */
+void smt_daemon_signal(struct smt_daemon *d, int signo, const char *from)
+{
 	const char *name = smt_signal_name(signo);
 
-	smt_info("received SIG%s", name ? name : "?");
+	smt_info("%s SIG%s", from, name ? name : "?");
 	if (smt_daemon_stopping_signal(signo) && d->stop_signal == 0)
 		d->stop_signal = signo;
 	if (d->role->signal)
 		d->role->signal(d, signo);
+}
+
+static void on_signal(uv_signal_t *h, int signo)
+{
+	smt_daemon_signal(h->data, signo, "received");
 }
 
 static int setup_signals(struct smt_daemon *d)
@@ -875,11 +901,9 @@ int smt_daemon_run(struct smt_plan *plan)
 		rc = setup_signals(d);
 	}
 	if (rc < 0) {
-		text = smt_failure_text(SMT_FAIL_INTERNAL,
-					"smtd could not set up its event loop: %s", strerror(-rc));
 		smt_error("cannot set up the daemon: %s", strerror(-rc));
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+				"smtd could not set up its event loop: %s", strerror(-rc));
 	} else if (setup_api(d, &text) < 0) {
 		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_CONFIG, text);
 		free(text);
@@ -887,12 +911,11 @@ int smt_daemon_run(struct smt_plan *plan)
 		/* The rank launcher's socket next to the control socket, or
 		 * smtd itself (memory, handles). */
 		enum smt_failure_kind kind = rc == -EADDRINUSE || rc == -ENAMETOOLONG ||
-					     rc == -EACCES || rc == -ENOENT
+					     rc == -EACCES || rc == -ENOENT || rc == -EEXIST
 			? SMT_FAIL_CONFIG : SMT_FAIL_INTERNAL;
-		text = smt_failure_text(kind, "cannot set up the job on this host: %s (see smtd's "
-					"log)", strerror(-rc));
-		smt_daemon_finish(d, SMT_STATE_FAILED, smt_failure_exit_code(kind, 0), text);
-		free(text);
+		smt_daemon_fail(d, smt_failure_exit_code(kind, 0), kind,
+				"cannot set up the job on this host: %s (see smtd's log)",
+				strerror(-rc));
 	} else {
 		notify_systemd(d);
 		smt_info("%s on %s: %zu host%s, %ld process%s; control socket %s",

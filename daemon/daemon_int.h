@@ -74,6 +74,9 @@ struct smt_role_ops {
 	/* A stall's stacks were read (TEXT, the failure text): the job ends
 	 * on every host. */
 	void (*stalled)(struct smt_daemon *d, const char *text);
+	/* The job fails with TEXT and EXIT_CODE (smt_daemon_fail), once the
+	 * role has its state: the leader tells its workers. */
+	void (*fail)(struct smt_daemon *d, int exit_code, const char *text);
 	/* Release everything (the loop is closing). */
 	void (*close)(struct smt_daemon *d);
 };
@@ -124,6 +127,13 @@ struct smt_daemon {
 /* daemon.c */
 void smt_daemon_set_state(struct smt_daemon *d, enum smt_state state);
 void smt_daemon_changed(struct smt_daemon *d);
+/* The job fails with KIND and the formatted rest, and EXIT_CODE, through
+ * the role's fail once it has begun, else smt_daemon_finish. */
+void smt_daemon_fail(struct smt_daemon *d, int exit_code, enum smt_failure_kind kind,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* SIGNO for the job, received by smtd or asked for by smtctl kill; FROM
+ * begins the log line ("received"). */
+void smt_daemon_signal(struct smt_daemon *d, int signo, const char *from);
 /* The end of this host's part: files, final state, exit code, close. */
 void smt_daemon_finish(struct smt_daemon *d, enum smt_state state, int exit_code,
 		       const char *failure);

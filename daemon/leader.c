@@ -251,11 +251,10 @@ static void on_restart_begin(uv_timer_t *t)
 	l->prelaunch_done = l->all_ready = 0;
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_PEERS);
 	if (smt_daemon_prelaunch(d, smt_restart_attempt(d->restart), leader_prelaunch_done) < 0) {
-		char *text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot start the preflight of "
-					      "attempt %d", smt_restart_attempt(d->restart) + 1);
 		l->restarting = 0;
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+				"cannot start the preflight of attempt %d",
+				smt_restart_attempt(d->restart) + 1);
 		free(summary);
 		return;
 	}
@@ -392,6 +391,11 @@ static void end_everywhere(struct smt_daemon *d, double grace)
 		smt_peers_end(l->peers, "end", SIGTERM, grace);
 }
 
+static void leader_fail(struct smt_daemon *d, int exit_code, const char *text)
+{
+	leader_end(d, SMT_STATE_FAILED, exit_code, text);
+}
+
 static struct smt_peers *leader_peers(struct smt_daemon *d)
 {
 	return L(d) ? L(d)->peers : NULL;
@@ -498,13 +502,12 @@ static void launch(struct smt_daemon *d)
 		/* The rank launcher (smtctl) must be there, on every host. */
 		bad = smt_plan_launcher_argv(d->plan)[0];
 	if (bad) {
-		char *text = smt_failure_text(
-			rc == -ENOENT ? SMT_FAIL_NOT_FOUND : SMT_FAIL_NOT_EXECUTABLE,
-			"cannot execute %s on %s: %s (exit status %d)", bad,
-			smt_plan_current_host(d->plan), strerror(-rc), smt_spawn_exec_status(-rc));
 		free(envp);
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED,
+				rc == -ENOENT ? SMT_FAIL_NOT_FOUND : SMT_FAIL_NOT_EXECUTABLE,
+				"cannot execute %s on %s: %s (exit status %d)", bad,
+				smt_plan_current_host(d->plan), strerror(-rc),
+				smt_spawn_exec_status(-rc));
 		return;
 	}
 	if (is_mpi(d) && d->opts->preload_path && access(d->opts->preload_path, R_OK) < 0)
@@ -852,14 +855,11 @@ static void on_wait_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
 	char missing[1024];
-	char *text;
 
 	smt_peers_missing(L(d)->peers, missing, sizeof(missing));
-	text = smt_failure_text(SMT_FAIL_PEERS_NOT_READY,
-				"workers %s did not become ready within %.1f s (--wait-timeout)",
-				missing, d->opts->wait_timeout);
-	leader_end(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
-	free(text);
+	smt_daemon_fail(d, SMT_EXIT_PEER, SMT_FAIL_PEERS_NOT_READY,
+			"workers %s did not become ready within %.1f s (--wait-timeout)", missing,
+			d->opts->wait_timeout);
 }
 
 static int start_peers(struct smt_daemon *d)
@@ -905,12 +905,9 @@ static int start_peers(struct smt_daemon *d)
 static void leader_begin(struct smt_daemon *d)
 {
 	struct leader *l = calloc(1, sizeof(*l));
-	char *text;
 
 	if (!l) {
-		text = smt_failure_text(SMT_FAIL_INTERNAL, "out of memory");
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL, "out of memory");
 		return;
 	}
 	d->role_state = l;
@@ -925,10 +922,8 @@ static void leader_begin(struct smt_daemon *d)
 	 * theirs). */
 	int rc = smt_daemon_prelaunch(d, 0, leader_prelaunch_done);
 	if (rc < 0) {
-		text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot start the pre-launch phase: %s",
-					strerror(-rc));
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+				"cannot start the pre-launch phase: %s", strerror(-rc));
 		return;
 	}
 	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1)
@@ -937,17 +932,13 @@ static void leader_begin(struct smt_daemon *d)
 	rc = start_peers(d);
 	if (rc < 0) {
 		if (rc == -ELIBACC || rc == -ELIBBAD)
-			text = smt_failure_text(
-				SMT_FAIL_INTERNAL,
-				"the channels to the workers need "
-				"libcurl, which cannot be loaded; install the libcurl4 package");
+			smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+					"the channels to the workers need libcurl, which cannot "
+					"be loaded; install the libcurl4 package");
 		else
-			text = smt_failure_text(SMT_FAIL_INTERNAL,
-						"cannot open the channels to the "
-						"workers: %s",
-						strerror(-rc));
-		leader_end(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+			smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+					"cannot open the channels to the workers: %s",
+					strerror(-rc));
 		return;
 	}
 	uv_timer_start(&l->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
@@ -1065,6 +1056,7 @@ const struct smt_role_ops smt_leader_role = {
 	.host_ready = leader_host_ready,
 	.peer_counts = leader_peer_counts,
 	.peers = leader_peers,
+	.fail = leader_fail,
 	.stalled = leader_stalled,
 	.close = leader_close,
 };

@@ -77,14 +77,22 @@ int smt_failure_exit_code(enum smt_failure_kind kind, int signo)
 
 char *smt_failure_text(enum smt_failure_kind kind, const char *fmt, ...)
 {
-	char raw[2048], *out;
-	size_t len = 0;
 	va_list ap;
-	int n;
+	char *out;
 
 	va_start(ap, fmt);
-	n = vsnprintf(raw, sizeof(raw), fmt, ap);
+	out = smt_failure_vtext(kind, fmt, ap);
 	va_end(ap);
+	return out;
+}
+
+char *smt_failure_vtext(enum smt_failure_kind kind, const char *fmt, va_list ap)
+{
+	char raw[2048], *out;
+	size_t len = 0;
+	int n;
+
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (n < 0)
 		return NULL;
 	out = malloc(SMT_REPORT_SUMMARY_MAX + 2);

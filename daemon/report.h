@@ -22,6 +22,7 @@
 #ifndef SMT_REPORT_H
 #define SMT_REPORT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "errline.h"
@@ -79,6 +80,8 @@ int smt_failure_exit_code(enum smt_failure_kind kind, int signo);
  */
 char *smt_failure_text(enum smt_failure_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+char *smt_failure_vtext(enum smt_failure_kind kind, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* What the supervisor knows when the job has ended on this host. */
 struct smt_report_input {

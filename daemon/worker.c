@@ -136,13 +136,11 @@ static void finish_stopped(struct smt_daemon *d)
 static void on_result_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
-	char *text = smt_failure_text(SMT_FAIL_LOST_LEADER,
-		"the leader %s sent no result within %.1f s after the job ended on %s "
-		"(--result-timeout)", smt_plan_leader(d->plan), d->opts->result_timeout,
-		smt_plan_current_host(d->plan));
 
-	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
-	free(text);
+	smt_daemon_fail(d, SMT_EXIT_PEER, SMT_FAIL_LOST_LEADER,
+			"the leader %s sent no result within %.1f s after the job ended on %s "
+			"(--result-timeout)", smt_plan_leader(d->plan), d->opts->result_timeout,
+			smt_plan_current_host(d->plan));
 }
 
 /* The job here is over and its output with the leader (or never will be):
@@ -284,13 +282,11 @@ static void worker_contact(struct smt_daemon *d)
 static void on_wait_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
-	char *text = smt_failure_text(SMT_FAIL_LEADER_NOT_READY,
-		"the leader %s %s within %.1f s (--wait-timeout)", smt_plan_leader(d->plan),
-		W(d)->leader_seen ? "did not launch the job" : "did not contact this host",
-		d->opts->wait_timeout);
 
-	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
-	free(text);
+	smt_daemon_fail(d, SMT_EXIT_PEER, SMT_FAIL_LEADER_NOT_READY,
+			"the leader %s %s within %.1f s (--wait-timeout)", smt_plan_leader(d->plan),
+			W(d)->leader_seen ? "did not launch the job" : "did not contact this host",
+			d->opts->wait_timeout);
 }
 
 /* ---- orted ---- */
@@ -396,18 +392,15 @@ static void on_launch_timeout(uv_timer_t *t)
 {
 	struct smt_daemon *d = t->data;
 	pid_t pid = find_orted(d);
-	char *text;
 
 	if (pid > 0) {
 		adopt(d, pid);
 		return;
 	}
-	text = smt_failure_text(SMT_FAIL_LAUNCH,
-		"the leader %s launched the job but no orted started on %s within %.1f s "
-		"(--launch-timeout)", smt_plan_leader(d->plan), smt_plan_current_host(d->plan),
-		d->opts->launch_timeout);
-	smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_PEER, text);
-	free(text);
+	smt_daemon_fail(d, SMT_EXIT_PEER, SMT_FAIL_LAUNCH,
+			"the leader %s launched the job but no orted started on %s within %.1f s "
+			"(--launch-timeout)", smt_plan_leader(d->plan),
+			smt_plan_current_host(d->plan), d->opts->launch_timeout);
 }
 
 /*
@@ -498,13 +491,9 @@ static int on_launch(struct smt_daemon *d, json_t *body, int peer_pid, json_t **
 			rc = smt_hostjob_launch(d->job, smt_plan_argv(d->plan), envp, cwd, 0);
 			free(envp);
 			if (rc < 0) {
-				char *text = smt_failure_text(SMT_FAIL_LAUNCH,
-							      "cannot start torchrun "
-							      "on %s: %s",
-							      smt_plan_current_host(d->plan),
-							      strerror(-rc));
-				smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-				free(text);
+				smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_LAUNCH,
+						"cannot start torchrun on %s: %s",
+						smt_plan_current_host(d->plan), strerror(-rc));
 				return 500;
 			}
 		} else {
@@ -741,12 +730,9 @@ static void worker_prelaunch_done(struct smt_daemon *d, int passed)
 static void worker_begin(struct smt_daemon *d)
 {
 	struct worker *w = calloc(1, sizeof(*w));
-	char *text;
 
 	if (!w) {
-		text = smt_failure_text(SMT_FAIL_INTERNAL, "out of memory");
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL, "out of memory");
 		return;
 	}
 	d->role_state = w;
@@ -762,10 +748,9 @@ static void worker_begin(struct smt_daemon *d)
 	/* Its result reaches the leader in this host's status (peers.h). */
 	int rc = smt_daemon_prelaunch(d, 0, worker_prelaunch_done);
 	if (rc < 0) {
-		text = smt_failure_text(SMT_FAIL_INTERNAL, "cannot start the pre-launch phase on "
-					"%s: %s", smt_plan_current_host(d->plan), strerror(-rc));
-		smt_daemon_finish(d, SMT_STATE_FAILED, SMT_EXIT_JOB_FAILED, text);
-		free(text);
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+				"cannot start the pre-launch phase on %s: %s",
+				smt_plan_current_host(d->plan), strerror(-rc));
 	}
 }
 
