@@ -19,6 +19,8 @@
  * outlived the namespace), END_TIME seconds since the epoch.  The first
  * line is "# PID1 start END_TIME" with PID1's own end.
  *
+ * When PID1 is already gone as nswatch starts, it says so and exits 3.
+ *
  * COMM is the name it had last seen (it may exec).  A process that lives
  * less than one scan interval may be missed; the tests ask about
  * long-lived ones (ranks, daemons, sshd, a sidecar).
@@ -236,8 +238,10 @@ int main(int argc, char **argv)
 	n = readlink(path, ns, sizeof(ns) - 1);
 	fd1 = (int)syscall(SYS_pidfd_open, pid1, 0);
 	if (n <= 0 || fd1 < 0 || stat_of(pid1, &st, &flags, &start1) < 0) {
-		fprintf(stderr, "nswatch: no process %d\n", (int)pid1);
-		return 1;
+		/* A host that ends at once (a refused configuration) may be
+		 * gone before its watch starts: the caller is told so. */
+		fprintf(stderr, "nswatch: no process %d (ended before it was watched)\n", (int)pid1);
+		return 3;
 	}
 	ns[n] = '\0';
 	for (;;) {

@@ -73,15 +73,23 @@ smtd_watch() {
 	pid1=$(mh_pid1 "$1")
 	# The smtd_start functions watch every host; a second call is a no-op.
 	[ "${!v:-}" != "$h:$pid1" ] || return 0
+	rm -f "$h/unwatched"
 	"$top_builddir/tests/helpers/nswatch" "$pid1" >"$h/nswatch.txt" 2>"$h/nswatch.err" &
 	eval "SMTD_WATCH_$1=\$!; SMTD_WATCHED_$1=\$h:\$pid1; SMTD_WATCH_DONE_$1="
 }
 
 # smtd_watch_wait K: wait for host K's nswatch (it ends with the host).
+# A host that ended before its watch began (exit 3: a configuration
+# refused at once) is marked unwatched: asking what it left behind fails.
 smtd_watch_wait() {
-	local v=SMTD_WATCH_$1 d=SMTD_WATCH_DONE_$1
+	local v=SMTD_WATCH_$1 d=SMTD_WATCH_DONE_$1 rc=0
 	[ -z "${!d:-}" ] || return 0
-	wait "${!v}" || fail "nswatch on algo-$1 failed: $(cat "$(mh_host_dir "$1")/nswatch.err")"
+	wait "${!v}" || rc=$?
+	if [ $rc = 3 ]; then
+		touch "$(mh_host_dir "$1")/unwatched"
+	elif [ $rc != 0 ]; then
+		fail "nswatch on algo-$1 failed: $(cat "$(mh_host_dir "$1")/nswatch.err")"
+	fi
 	eval "SMTD_WATCH_DONE_$1=1"
 }
 
@@ -95,6 +103,8 @@ smtd_watch_report() {
 smtd_left_behind() {
 	local k=$1
 	shift
+	[ ! -e "$(mh_host_dir "$k")/unwatched" ] ||
+		fail "algo-$k ended before nswatch could watch it: what outlived smtd there is unknown"
 	awk -v keep=" $* " '!/^#/ && $4 != "before" && index(keep, " " $2 " ") == 0 { print $1, $2, $3 }' \
 		"$(smtd_watch_report "$k")"
 }
@@ -177,7 +187,8 @@ smtd_check() {
 # mark SMTD_JOB=, or it is mpirun, orted or torchrun) that ended at the
 # teardown was left behind.  sshd, its
 # sessions and what existed before the job may outlive smtd (smtd(8) SIGNALS); a
-# host whose smtd was SIGKILLed (mh_vanish: exit 137) is not asked.
+# host whose smtd was SIGKILLed (mh_vanish: exit 137) is not asked, nor one
+# that refused its configuration (exit 2) before its watch began.
 SMTD_JOB_COMMS='mpirun|orted|prted|torchrun'
 smtd_nothing_left() {
 	local k left
@@ -187,6 +198,10 @@ smtd_nothing_left() {
 		# A host whose smtd was SIGKILLed (mh_vanish) had no say.
 		[ "$(cat "$(mh_host_dir "$k")/exit" 2>/dev/null)" != 137 ] || continue
 		smtd_watch_wait "$k"
+		# Ended before it could be watched, refusing its configuration
+		# (exit 2: nothing was launched).
+		[ ! -e "$(mh_host_dir "$k")/unwatched" ] || [ "$(cat "$(mh_host_dir "$k")/exit")" != 2 ] ||
+			continue
 		left=$(smtd_left_behind "$k" | awk -v re="^($SMTD_JOB_COMMS)\$" '$3 == 1 || $2 ~ re')
 		[ -z "$left" ] || { cat "$(smtd_watch_report "$k")" >&2; fail "algo-$k: smtd left these of the job to the kernel: $left"; }
 	done
