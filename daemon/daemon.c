@@ -712,6 +712,29 @@ static void on_prelaunch_done(void *ctx, int passed)
 		d->prelaunch_done(d, passed);
 }
 
+/* What every role does first (leader_begin, worker_begin). */
+void *smt_daemon_role_state(struct smt_daemon *d, size_t size)
+{
+	void *state = calloc(1, size);
+
+	if (!state)
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL, "out of memory");
+	d->role_state = state;
+	return state;
+}
+
+int smt_daemon_begin_prelaunch(struct smt_daemon *d, void (*done)(struct smt_daemon *d,
+								   int passed))
+{
+	int rc = smt_daemon_prelaunch(d, 0, done);
+
+	if (rc < 0)
+		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
+				"cannot start the pre-launch phase on %s: %s",
+				smt_plan_current_host(d->plan), strerror(-rc));
+	return rc;
+}
+
 int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 			 void (*done)(struct smt_daemon *d, int passed))
 {

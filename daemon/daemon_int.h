@@ -175,6 +175,13 @@ char *smt_daemon_failure_text(struct smt_daemon *d, const char *text);
  */
 int smt_daemon_prelaunch(struct smt_daemon *d, int attempt,
 			 void (*done)(struct smt_daemon *d, int passed));
+/* A role's beginning, shared by every role: its state (SIZE bytes, zeroed)
+ * as d->role_state, NULL after failing the job (out of memory); then this
+ * host's first pre-launch phase, the job failed when it cannot start
+ * (0 or -errno). */
+void *smt_daemon_role_state(struct smt_daemon *d, size_t size);
+int smt_daemon_begin_prelaunch(struct smt_daemon *d,
+			       void (*done)(struct smt_daemon *d, int passed));
 /* HOST's result (borrowed RESULT, a JSON object) into d->preflight. */
 void smt_daemon_preflight_set(struct smt_daemon *d, const char *host, json_t *result);
 /* The results known here as an array in the order of the hosts (a new

@@ -904,13 +904,10 @@ static int start_peers(struct smt_daemon *d)
 
 static void leader_begin(struct smt_daemon *d)
 {
-	struct leader *l = calloc(1, sizeof(*l));
+	struct leader *l = smt_daemon_role_state(d, sizeof(*l));
 
-	if (!l) {
-		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL, "out of memory");
+	if (!l)
 		return;
-	}
-	d->role_state = l;
 	l->begin_ms = uv_now(&d->loop);
 	uv_timer_init(&d->loop, &l->wait_timer);
 	uv_timer_init(&d->loop, &l->collect_timer);
@@ -920,12 +917,9 @@ static void leader_begin(struct smt_daemon *d)
 	l->restart_timer.data = d;
 	/* This host's phase runs while the workers become ready (and run
 	 * theirs). */
-	int rc = smt_daemon_prelaunch(d, 0, leader_prelaunch_done);
-	if (rc < 0) {
-		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
-				"cannot start the pre-launch phase: %s", strerror(-rc));
+	int rc = smt_daemon_begin_prelaunch(d, leader_prelaunch_done);
+	if (rc < 0)
 		return;
-	}
 	if (!is_mpi(d) || smt_plan_dist_host_count(d->plan) <= 1)
 		return;
 	smt_daemon_set_state(d, SMT_STATE_WAITING_FOR_PEERS);

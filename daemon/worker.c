@@ -729,13 +729,10 @@ static void worker_prelaunch_done(struct smt_daemon *d, int passed)
 
 static void worker_begin(struct smt_daemon *d)
 {
-	struct worker *w = calloc(1, sizeof(*w));
+	struct worker *w = smt_daemon_role_state(d, sizeof(*w));
 
-	if (!w) {
-		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL, "out of memory");
+	if (!w)
 		return;
-	}
-	d->role_state = w;
 	w->begin_ticks = boot_ticks();
 	uv_timer_init(&d->loop, &w->wait_timer);
 	uv_timer_init(&d->loop, &w->launch_timer);
@@ -746,12 +743,7 @@ static void worker_begin(struct smt_daemon *d)
 	uv_timer_start(&w->wait_timer, on_wait_timeout, (uint64_t)(d->opts->wait_timeout * 1000),
 		       (uint64_t)(d->opts->wait_timeout * 1000));
 	/* Its result reaches the leader in this host's status (peers.h). */
-	int rc = smt_daemon_prelaunch(d, 0, worker_prelaunch_done);
-	if (rc < 0) {
-		smt_daemon_fail(d, SMT_EXIT_JOB_FAILED, SMT_FAIL_INTERNAL,
-				"cannot start the pre-launch phase on %s: %s",
-				smt_plan_current_host(d->plan), strerror(-rc));
-	}
+	smt_daemon_begin_prelaunch(d, worker_prelaunch_done);
 }
 
 /* smtctl restart is the leader's to decide. */
