@@ -8,7 +8,8 @@ tests_unit_test_stackparse_LDADD = $(TEST_LIBS)
 tests_unit_test_pystack_SOURCES = tests/unit/test_pystack.c tests/unit/testdata.c tests/unit/testdata.h
 tests_unit_test_pystack_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_pystack_LDADD = $(TEST_LIBS)
-tests_unit_test_stackgroup_SOURCES = tests/unit/test_stackgroup.c tests/unit/testdata.c tests/unit/testdata.h
+tests_unit_test_stackgroup_SOURCES = tests/unit/test_stackgroup.c tests/unit/testdata.c tests/unit/testdata.h \
+	tests/unit/testutil.c tests/unit/testutil.h
 tests_unit_test_stackgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_stackgroup_LDADD = $(TEST_LIBS)
 

@@ -25,6 +25,7 @@
 #include "format.h"
 #include "smt_proto.h"
 #include "textesc.h"
+#include "testutil.h"
 
 static const int64_t MS = INT64_C(1714564800123); /* 2024-05-01T12:00:00.123Z */
 
@@ -94,28 +95,6 @@ static void test_text(void **state)
 	smt_dynbuf_free(&b);
 }
 
-static size_t b64decode(const char *s, unsigned char *out)
-{
-	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t n = strlen(s), o = 0;
-	unsigned v = 0;
-	int bits = 0;
-
-	assert_int_equal(n % 4, 0);
-	for (size_t i = 0; i < n && s[i] != '='; i++) {
-		const char *c = strchr(set, s[i]);
-		assert_true(c && s[i]);
-		v = v << 6 | (unsigned)(c - set);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (unsigned char)(v >> bits);
-			v &= (1u << bits) - 1;
-		}
-	}
-	return o;
-}
-
 /* The objects in B: each parses, has every field, and the bytes of their
  * lines concatenate to WANT (N bytes); returns how many there were. */
 static size_t check_json(const struct smt_dynbuf *b, const char *want, size_t n, size_t pieces)
@@ -155,7 +134,8 @@ static size_t check_json(const struct smt_dynbuf *b, const char *want, size_t n,
 		else
 			assert_null(partial);
 		if (b64) {
-			size_t k = b64decode(json_string_value(b64), bytes + got);
+			size_t k = smt_test_b64decode(json_string_value(b64),
+						       strlen(json_string_value(b64)), bytes + got);
 			int invalid = 0;
 			size_t cl;
 			char *clean = smt_utf8_sanitize((const char *)bytes + got, k, &cl, &invalid);

@@ -37,6 +37,7 @@
 #include "output.h"
 #include "smt_proto.h"
 #include "textesc.h"
+#include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HAVE_ASAN 1
@@ -519,27 +520,6 @@ static void parse_text(const char *p, size_t n, struct streams *st)
 	}
 }
 
-static size_t b64decode(const char *s, char *out)
-{
-	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-	unsigned v = 0;
-	int bits = 0;
-
-	for (; *s && *s != '='; s++) {
-		const char *c = strchr(set, *s);
-		assert_non_null(c);
-		v = v << 6 | (unsigned)(c - set);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)(v >> bits);
-			v &= (1u << bits) - 1;
-		}
-	}
-	return o;
-}
-
 /* JSON output: every line an object; each stream's lines rebuilt from the
  * objects ("partial" ones continue), with their newlines. */
 static void parse_json(const char *p, size_t n, struct streams *st)
@@ -567,7 +547,8 @@ static void parse_json(const char *p, size_t n, struct streams *st)
 				 json_string_value(json_object_get(o, SMT_F_HOST)));
 		b64 = json_object_get(o, SMT_F_LINE_B64);
 		if (b64) {
-			k = b64decode(json_string_value(b64), bytes);
+			k = smt_test_b64decode(json_string_value(b64), strlen(json_string_value(b64)),
+					       (unsigned char *)bytes);
 		} else {
 			k = json_string_length(json_object_get(o, SMT_F_LINE));
 			memcpy(bytes, json_string_value(json_object_get(o, SMT_F_LINE)), k);

@@ -31,6 +31,7 @@
 #include "report.h"
 #include "testdata.h"
 #include "textesc.h"
+#include "testutil.h"
 
 static char workdir[] = "/tmp/test_report.XXXXXX";
 static const int64_t T0 = INT64_C(1714564800000);
@@ -154,17 +155,6 @@ static void unload(struct known *k)
 	smt_ranks_free(k->ranks);
 }
 
-static int valid_utf8(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		size_t k = smt_utf8_len((const unsigned char *)s + i, n - i);
-		if (!k)
-			return 0;
-		i += k;
-	}
-	return 1;
-}
-
 /* The failure text: one summary line within its limit, then whole lines,
  * all within what SageMaker shows, valid UTF-8, no mpirun command line. */
 static void check_text(const char *text, size_t len, const char *summary)
@@ -176,7 +166,7 @@ static void check_text(const char *text, size_t len, const char *summary)
 	assert_true(len <= SMT_REPORT_SHOWN);
 	assert_int_equal(strlen(text), len);
 	assert_int_equal(text[len - 1], '\n');
-	assert_true(valid_utf8(text, len));
+	assert_true(smt_test_valid_utf8(text, len, 1));
 	assert_null(strstr(text, "--allow-run-as-root"));
 	for (size_t i = 0; i < len; i++)
 		assert_true((unsigned char)text[i] >= 0x20 || text[i] == '\n' || text[i] == '\t');
@@ -206,7 +196,7 @@ static char *expect(const struct smt_report_input *in, enum smt_failure_kind kin
 	if (strcmp(r.summary, summary))
 		fail_msg("summary:\n  got  %s\n  want %s", r.summary, summary);
 	assert_int_equal(r.kind, kind);
-	assert_true(valid_utf8(r.summary, strlen(r.summary)));
+	assert_true(smt_test_valid_utf8(r.summary, strlen(r.summary), 1));
 	assert_int_equal(smt_report_build(in, &r, &text, &len), 0);
 	check_text(text, len, summary);
 	if (out)
@@ -767,11 +757,11 @@ static void test_truncation(void **state)
 	assert_true(strlen(r.summary) <= SMT_REPORT_SUMMARY_MAX);
 	assert_null(strchr(r.summary, '\n'));
 	assert_null(strchr(r.summary, '\x01'));
-	assert_true(valid_utf8(r.summary, strlen(r.summary)));
+	assert_true(smt_test_valid_utf8(r.summary, strlen(r.summary), 1));
 	assert_true(!strncmp(r.summary, "RankFailed: rank 0 on h exited with code 1: RuntimeError: \xc3\xa9 \xc3\xa9 ", 64));
 	assert_int_equal(smt_report_build(&in, &r, &text, &len), 0);
 	assert_true(len <= SMT_REPORT_SHOWN);
-	assert_true(valid_utf8(text, len));
+	assert_true(smt_test_valid_utf8(text, len, 1));
 	assert_int_equal(text[len - 1], '\n');
 	free(text);
 	free(line);

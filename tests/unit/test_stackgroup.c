@@ -19,6 +19,7 @@
 #include "textesc.h"
 #include "testdata.h"
 #include "textesc.h"
+#include "testutil.h"
 
 static char *data(const char *name)
 {
@@ -100,21 +101,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int valid_utf8(const char *s)
-{
-	size_t n = strlen(s);
-
-	for (size_t i = 0; i < n;) {
-		if ((unsigned char)s[i] < 0x20)
-			return 0;
-		size_t k = (unsigned char)s[i] < 0x80 ? 1 : smt_utf8_len((const unsigned char *)s + i, n - i);
-		if (k == 0)
-			return 0;
-		i += k;
-	}
-	return 1;
-}
-
 static void summary(size_t n, double stall, char *buf, size_t size)
 {
 	struct smt_stackgroup *g;
@@ -123,7 +109,7 @@ static void summary(size_t n, double stall, char *buf, size_t size)
 	size_t len = smt_stackgroup_summary(g, stall, buf, size);
 	assert_int_equal(len, strlen(buf));
 	assert_true(len <= SMT_STACKGROUP_SUMMARY_MAX);
-	assert_true(valid_utf8(buf));
+	assert_true(smt_test_valid_utf8(buf, strlen(buf), 0));
 	smt_stackgroup_free(g);
 }
 
@@ -155,7 +141,7 @@ static void test_one_odd(void **state)
 	assert_non_null(strstr(a, "    time.sleep(3600)\n"));
 	assert_null(strstr(b + 1, "--- "));
 	assert_true(strncmp(details, "Stacks of 64 ranks: 2 distinct\n", 31) == 0);
-	assert_true(valid_utf8(details) || strchr(details, '\n'));
+	assert_true(smt_test_valid_utf8(details, strlen(details), 0) || strchr(details, '\n'));
 	free(details);
 	smt_stackgroup_free(g);
 }

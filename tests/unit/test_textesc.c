@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "textesc.h"
+#include "testutil.h"
 
 #define U(s) ((const unsigned char *)(s))
 
@@ -225,37 +226,6 @@ static void test_sanitize(void **state)
 	free(s);
 }
 
-static int b64val(char c)
-{
-	const char *set = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char *p = strchr(set, c);
-
-	return c && p ? (int)(p - set) : -1;
-}
-
-/* A strict decoder of standard, padded base64. */
-static size_t b64decode(const char *s, size_t n, unsigned char *out)
-{
-	size_t o = 0;
-
-	assert_int_equal(n % 4, 0);
-	for (size_t i = 0; i < n; i += 4) {
-		int a = b64val(s[i]), b = b64val(s[i + 1]);
-		int c = s[i + 2] == '=' ? -2 : b64val(s[i + 2]);
-		int d = s[i + 3] == '=' ? -2 : b64val(s[i + 3]);
-
-		assert_true(a >= 0 && b >= 0 && c != -1 && d != -1);
-		assert_true(c != -2 || d == -2);
-		assert_true((c != -2 && d != -2) || i + 4 == n);
-		out[o++] = (unsigned char)(a << 2 | b >> 4);
-		if (c >= 0)
-			out[o++] = (unsigned char)((b & 15) << 4 | c >> 2);
-		if (d >= 0)
-			out[o++] = (unsigned char)((c & 3) << 6 | d);
-	}
-	return o;
-}
-
 static void test_base64(void **state)
 {
 	static const char *const vec[][2] = {
@@ -277,7 +247,7 @@ static void test_base64(void **state)
 	for (size_t len = 0; len <= 256; len += 1 + len / 8) {
 		size_t n = smt_base64(all, len, out);
 		assert_int_equal(n, SMT_BASE64_LEN(len));
-		assert_int_equal(b64decode(out, n, back), len);
+		assert_int_equal(smt_test_b64decode(out, n, back), len);
 		assert_memory_equal(back, all, len);
 	}
 }
