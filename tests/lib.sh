@@ -90,6 +90,18 @@ wait_for_file() {
 	done
 }
 
+# wait_until SECONDS COND WHY: evaluate the shell condition COND every
+# 50 ms until it holds; after SECONDS, fail with WHY, evaluated then (so
+# that it may show a log: 'smtd did not start: $(cat "$T/out")').  Tests
+# poll; the daemon never does.
+wait_until() {
+	_wu_end=$(( $(date +%s) + $1 ))
+	while ! eval "$2"; do
+		[ "$(date +%s)" -lt "$_wu_end" ] || eval "fail \"$3\""
+		sleep 0.05
+	done
+}
+
 # no_process_matching PATTERN: fail when a process whose command line
 # matches PATTERN (fixed string) is alive (zombies do not count).
 assert_no_process() {

@@ -74,11 +74,7 @@ print("closed by the daemon", flush=True)
 PY
 python3 "$T/idle.py" "$S" $port >"$T/idle" 2>&1 &
 IDLE=$!
-i=0
-until grep -q idle "$T/idle"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "the idle clients did not connect: $(cat "$T/idle")"
-	sleep 0.05
-done
+wait_until 10 'grep -q idle "$T/idle"' 'the idle clients did not connect: $(cat "$T/idle")'
 t0=$(date +%s%N)
 touch "$T/r/stop"
 i=0

@@ -21,11 +21,7 @@ mkdir -p "$T/a"
 	/bin/sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' "$T/a/stop" >"$T/a.out" 2>&1 &
 SPID=$!
 trap 'kill -KILL $SPID 2>/dev/null; touch "$T/a/stop"; rm -rf "$T"' EXIT
-i=0
-until "$SMTCTL" --socket "$S" ready >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the job did not start: $(cat "$T/a.out")"
-	sleep 0.05
-done
+wait_until 20 '"$SMTCTL" --socket "$S" ready >/dev/null 2>&1' 'the job did not start: $(cat "$T/a.out")'
 
 cat >"$T/flood.py" <<'PY'
 import socket, sys, time
@@ -65,11 +61,7 @@ print("refused %d answered %d last-end %.1f" % (refused, answered, max(ends)), f
 PY
 python3 "$T/flood.py" $port 256 >"$T/flood" 2>&1 &
 FLOOD=$!
-i=0
-until grep -q connected "$T/flood"; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the flood did not connect: $(cat "$T/flood")"
-	sleep 0.05
-done
+wait_until 20 'grep -q connected "$T/flood"' 'the flood did not connect: $(cat "$T/flood")'
 # Root on the control socket is served while the flood holds its places.
 rc=0; "$SMTCTL" --socket "$S" status >"$T/status" 2>&1 || rc=$?
 assert_eq "$rc" 0 "smtctl status during the flood"
@@ -98,11 +90,8 @@ echo '{"sagemaker_mpi_enabled": "true"}' >"$T/w/input/config/hyperparameters.jso
 SPID=$!
 trap 'kill -KILL $SPID $KEEPER 2>/dev/null; rm -rf "$T"' EXIT
 KEEPER=
-i=0
-until curl -s --unix-socket "$S" http://localhost/v1/status 2>/dev/null | grep -q waiting-for-leader; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the worker did not start: $(cat "$T/w.out")"
-	sleep 0.05
-done
+wait_until 20 'curl -s --unix-socket "$S" http://localhost/v1/status 2>/dev/null | grep -q waiting-for-leader' \
+	'the worker did not start: $(cat "$T/w.out")'
 # The leader, as root on the socket: its readiness probe and the launch.
 code=$(curl -s --unix-socket "$S" -H 'X-Smtd-Leader: 1' -o /dev/null -w '%{http_code}' http://localhost/v1/status)
 assert_eq "$code" 200 "the leader's probe"

@@ -106,11 +106,8 @@ worker() {
 	"$SMTD" --root "$T/$name" --socket "$T/$name.sock" --sshd never --wait-timeout 60 "$@" \
 		-- /bin/true >"$T/$name.out" 2>&1 &
 	WPID=$!
-	i=0
-	until grep -q "pre-launch phase on algo-2: \(passed\|failed\)" "$T/$name.out"; do
-		i=$((i + 1)); [ $i -lt 400 ] || fail "$name: the pre-launch phase never ended: $(cat "$T/$name.out")"
-		sleep 0.05
-	done
+	wait_until 20 'grep -q "pre-launch phase on algo-2: \(passed\|failed\)" "$T/$name.out"' \
+		'$name: the pre-launch phase never ended: $(cat "$T/$name.out")'
 }
 worker bad --preflight-command /bin/false
 got=$(SSH_CONNECTION="10.0.0.1 22 10.0.0.2 22" $PY "$T/announce.py" "$T/bad.sock" orted self)

@@ -70,8 +70,7 @@ open(sys.argv[2], "w").close()
 time.sleep(60)
 PY
 LIVE=$!
-i=0
-until [ -e "$R/up" ]; do i=$((i + 1)); [ $i -lt 500 ] || fail "the live listener did not start"; sleep 0.02; done
+wait_until 10 '[ -e "$R/up" ]' 'the live listener did not start'
 ino=$(stat -c %i "$RS.ranks")
 rc=0
 timeout 30 "$SMTD" --root "$R/root" --socket "$RS" --sshd never --mpi --processes-per-host 1 \

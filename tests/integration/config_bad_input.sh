@@ -182,8 +182,7 @@ python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/busy" &
 BUSY=$!
-i=0
-until [ -s "$T/busy" ]; do i=$((i + 1)); [ $i -lt 200 ] || fail "no busy port"; sleep 0.05; done
+wait_until 10 '[ -s "$T/busy" ]' 'no busy port'
 busy=$(cat "$T/busy")
 new_root
 rm -f "$MARKER"

@@ -36,11 +36,8 @@ assert_not_loaded dry libcurl
 "$SMTD" --root "$T/r" --socket "$S" --sshd never -- sleep 30 >"$T/job.out" 2>&1 &
 SPID=$!
 trap 'kill $SPID 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-until "$SMTCTL" --socket "$S" status >"$T/status" 2>&1 && grep -q running "$T/status"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "the job never ran: $(cat "$T/status" "$T/job.out")"
-	sleep 0.05
-done
+wait_until 10 '"$SMTCTL" --socket "$S" status >"$T/status" 2>&1 && grep -q running "$T/status"' \
+	'the job never ran: $(cat "$T/status" "$T/job.out")'
 grep -q libuv /proc/$SPID/maps || fail "cannot read the daemon's maps"
 ! grep -q libcurl /proc/$SPID/maps || fail "the one-host daemon mapped libcurl: $(grep libcurl /proc/$SPID/maps | head -1)"
 

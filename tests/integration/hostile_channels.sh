@@ -80,12 +80,8 @@ try:
 except (BrokenPipeError, ConnectionResetError):
     pass  # closed by smtd at once
 EOF
-i=0
-until grep -q "a connection to the workers' channel socket from pid [0-9]* (uid 0), not smtd: closed" "$T/leader.out"; do
-	i=$((i + 1))
-	[ $i -le 100 ] || fail "the refused connection was not logged: $(tail -5 "$T/leader.out")"
-	sleep 0.05
-done
+wait_until 5 'grep -q "a connection to the workers'"'"' channel socket from pid [0-9]* (uid 0), not smtd: closed" "$T/leader.out"' \
+	'the refused connection was not logged: $(tail -5 "$T/leader.out")'
 sleep 2.5
 kill -TERM $LPID
 wait $LPID 2>/dev/null || true

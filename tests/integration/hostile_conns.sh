@@ -25,11 +25,7 @@ mkdir -p "$T/r"
 SPID=$!
 H1= H2=
 trap 'kill $H1 $H2 2>/dev/null; kill -TERM $SPID 2>/dev/null; wait $SPID 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-until "$SMTCTL" --socket "$S" status >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "smtd did not answer: $(cat "$T/smtd.out")"
-	sleep 0.05
-done
+wait_until 20 '"$SMTCTL" --socket "$S" status >/dev/null 2>&1' 'smtd did not answer: $(cat "$T/smtd.out")'
 
 # hold.py KIND ADDR N READY GO: N long polls on the socket (KIND unix) or
 # over TCP (KIND tcp, ADDR host:port, from 127.0.0.1); prints how many were

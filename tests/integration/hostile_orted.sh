@@ -68,12 +68,8 @@ FAKE=$(cat "$T/nb/fake.pid")
 code=$(curl -s --unix-socket "$S" -H 'X-Smtd-Leader: 1' -X POST -o /dev/null -w '%{http_code}' \
 	http://localhost/v1/launch)
 assert_eq "$code" 200 "the launch"
-i=0
-until grep -q "not taking process $FAKE for orted: process $FAKE runs as neither root nor smtd's user" "$T/smtd.out"; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || { cat "$T/smtd.out" >&2; fail "the fake orted was not passed over, with why"; }
-	sleep 0.05
-done
+wait_until 10 'grep -q "not taking process $FAKE for orted: process $FAKE runs as neither root nor smtd'"'"'s user" "$T/smtd.out"' \
+	'the fake orted was not passed over, with why: $(cat "$T/smtd.out")'
 assert_not_contains "$T/smtd.out" "found it in /proc (pid $FAKE)" "the fake adopted"
 curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status ||
 	fail "smtd stopped answering: $(cat "$T/smtd.out")"

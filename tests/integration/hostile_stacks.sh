@@ -40,12 +40,7 @@ start() {
 	name=$1
 	shift
 	"$@" > "$T/$name.out" 2>&1 &
-	i=0
-	until grep -q '^ready ' "$T/$name.out" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 200 ] || fail "$name did not start: $(cat "$T/$name.out")"
-		sleep 0.05
-	done
+	wait_until 10 'grep -q "^ready " "$T/$name.out" 2>/dev/null' '$name did not start: $(cat "$T/$name.out")'
 	pid=$(sed -n 's/^ready //p' "$T/$name.out")
 	pids="$pids $pid"
 }

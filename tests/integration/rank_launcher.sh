@@ -86,11 +86,7 @@ fake() { # fake MODE: start the stand-in, wait until it listens
 	rm -f "$S.ranks"
 	$PY "$T/fake.py" "$S.ranks" "$1" "$LINEBUF" >"$T/fake.out" 2>&1 &
 	FAKE=$!
-	i=0
-	until grep -q listening "$T/fake.out" 2>/dev/null; do
-		i=$((i + 1)); [ $i -lt 200 ] || fail "the stand-in smtd did not start: $(cat "$T/fake.out")"
-		sleep 0.02
-	done
+	wait_until 5 'grep -q listening "$T/fake.out" 2>/dev/null' 'the stand-in smtd did not start: $(cat "$T/fake.out")'
 }
 launch() { # launch NAME [VAR=VALUE...]: the launcher, at most 10 s (RANK_OPTS: its options)
 	n=$1
