@@ -722,8 +722,9 @@ void smt_api_notify(struct smt_api *api)
 		uv_timer_start(&api->settle, on_settle, NOTIFY_SETTLE_MS, 0);
 }
 
-void smt_api_notify_lines(struct smt_api *api)
+void smt_api_notify_lines(void *arg)
 {
+	struct smt_api *api = arg;
 	struct conn *next;
 
 	for (struct conn *c = api->conns; c; c = next) {

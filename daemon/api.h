@@ -131,8 +131,10 @@ int smt_api_tcp_port(const struct smt_api *api);
 /* The status changed: every held long poll is answered 20 ms from the
  * first change not yet answered, with whatever changed meanwhile. */
 void smt_api_notify(struct smt_api *api);
-/* The rank output grew: answer the held GET /v1/lines that can be now. */
-void smt_api_notify_lines(struct smt_api *api);
+/* The rank output grew: answer the held GET /v1/lines that can be now
+ * (API, a struct smt_api, as a callback's argument: a worker's outbox
+ * calls it directly, smt_output_config's outbox_news). */
+void smt_api_notify_lines(void *api);
 
 /* The number of open client connections. */
 unsigned smt_api_connections(const struct smt_api *api);

@@ -463,7 +463,7 @@ static void notify_systemd(struct smt_daemon *d)
 
 /* ---- the job on this host ---- */
 
-static void job_changed(void *ctx)
+void smt_daemon_job_changed(void *ctx)
 {
 	struct smt_daemon *d = ctx;
 
@@ -472,54 +472,6 @@ static void job_changed(void *ctx)
 		smt_daemon_set_state(d, SMT_STATE_RUNNING);
 	smt_daemon_changed(d);
 }
-
-static void job_root_ended(void *ctx)
-{
-	struct smt_daemon *d = ctx;
-
-	if (d->role->root_ended)
-		d->role->root_ended(d);
-}
-
-static void job_rank_ended(void *ctx, const struct smt_rank *k)
-{
-	struct smt_daemon *d = ctx;
-
-	if (d->role->rank_ended)
-		d->role->rank_ended(d, k);
-}
-
-static void job_done(void *ctx)
-{
-	struct smt_daemon *d = ctx;
-
-	if (d->role->job_done)
-		d->role->job_done(d);
-}
-
-static void job_outbox_news(void *ctx)
-{
-	struct smt_daemon *d = ctx;
-
-	if (d->api)
-		smt_api_notify_lines(d->api);
-}
-
-static int job_admit(void *ctx, pid_t launcher, int rank, char *why, size_t len)
-{
-	struct smt_daemon *d = ctx;
-
-	return d->role->admit ? d->role->admit(d, launcher, rank, why, len) : 0;
-}
-
-static const struct smt_hostjob_ops hostjob_ops = {
-	.admit = job_admit,
-	.changed = job_changed,
-	.root_ended = job_root_ended,
-	.rank_ended = job_rank_ended,
-	.done = job_done,
-	.outbox_news = job_outbox_news,
-};
 
 /*
  * The plan's variables besides SM_* (plan.c's job_vars: PYTHONPATH, the
@@ -863,6 +815,9 @@ static int setup_job(struct smt_daemon *d)
 		.current_host = smt_plan_current_host(d->plan),
 		.format = d->opts->log_json ? SMT_FORMAT_JSON : SMT_FORMAT_TEXT,
 		.to_outbox = d->role_kind == SMT_ROLE_WORKER,
+		/* A worker's lines wake the leader's held fetch at once. */
+		.outbox_news = d->role_kind == SMT_ROLE_WORKER ? smt_api_notify_lines : NULL,
+		.outbox_arg = d->api,
 		.msg_name = torchrun                        ? "torchrun" :
 			d->role_kind == SMT_ROLE_STANDALONE ? "the program" :
 							      "mpirun",
@@ -875,7 +830,7 @@ static int setup_job(struct smt_daemon *d)
 		.keep = smt_daemon_not_job,
 		.keep_arg = d,
 	};
-	rc = smt_hostjob_new(&cfg, &hostjob_ops, d, &d->job);
+	rc = smt_hostjob_new(&cfg, d->role->job, d, &d->job);
 	if (rc == 0)
 		rc = smt_stall_new(d);
 	if (rc < 0)

@@ -57,12 +57,11 @@ struct smt_role_ops {
 	int (*restart)(struct smt_daemon *d, json_t **reply);
 	/* A request from the leader arrived (a worker's sign of life). */
 	void (*contact)(struct smt_daemon *d);
-	/* A rank's launcher registers (hostjob.h admit); may be NULL. */
-	int (*admit)(struct smt_daemon *d, pid_t launcher, int rank, char *why, size_t len);
-	/* The job here: the command or orted ended / a rank ended / it is over. */
-	void (*root_ended)(struct smt_daemon *d);
-	void (*rank_ended)(struct smt_daemon *d, const struct smt_rank *k);
-	void (*job_done)(struct smt_daemon *d);
+	/* The job's events on this host (hostjob.h: changed, the command or
+	 * orted ended, a rank ended, it is over, a launcher registers), handed
+	 * to the hostjob as they are, with the daemon as CTX; every role's
+	 * table has .changed = smt_daemon_job_changed. */
+	const struct smt_hostjob_ops *job;
 	/* Add what the role knows to /v1/status (the hosts' readiness...). */
 	void (*status)(struct smt_daemon *d, json_t *st);
 	/* A host's readiness, for /v1/status. */
@@ -127,6 +126,9 @@ struct smt_daemon {
 /* daemon.c */
 void smt_daemon_set_state(struct smt_daemon *d, enum smt_state state);
 void smt_daemon_changed(struct smt_daemon *d);
+/* The job here changed (hostjob.h's changed; CTX the daemon): it runs once
+ * a rank does, and /v1/status shows it. */
+void smt_daemon_job_changed(void *ctx);
 /* The job fails with KIND and the formatted rest, and EXIT_CODE, through
  * the role's fail once it has begun, else smt_daemon_finish. */
 void smt_daemon_fail(struct smt_daemon *d, int exit_code, enum smt_failure_kind kind,

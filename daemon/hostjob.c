@@ -733,14 +733,6 @@ static void on_local_line(void *arg, int rank, enum smt_stream stream, const cha
 		smt_collect_line(hj->collect, rank, line, len);
 }
 
-static void on_outbox_news(void *arg)
-{
-	struct smt_hostjob *hj = arg;
-
-	if (hj->ops->outbox_news)
-		hj->ops->outbox_news(hj->ctx);
-}
-
 /* ---- roots ---- */
 
 static void on_cmd_exit(void *arg, pid_t pid, int wstatus)
@@ -932,7 +924,8 @@ int smt_hostjob_new(const struct smt_hostjob_config *cfg, const struct smt_hostj
 			.out_fd = 1, .msg_fd = 2, .msg_name = cfg->msg_name,
 			.current_host = cfg->current_host, .ranks = hj->ranks,
 			.rank_log_dir = cfg->rank_log_dir, .progress = cfg->progress,
-			.outbox_news = on_outbox_news, .streams_ended = on_streams_ended,
+			.outbox_news = cfg->outbox_news, .outbox_arg = cfg->outbox_arg,
+			.streams_ended = on_streams_ended,
 			.local_line = on_local_line, .arg = hj,
 		};
 		rc = smt_output_new(&oc, &hj->out);

@@ -67,8 +67,6 @@ struct smt_hostjob_ops {
 	void (*rank_ended)(void *ctx, const struct smt_rank *k);
 	/* The local job is over. */
 	void (*done)(void *ctx);
-	/* The outbox has new bytes (a worker). */
-	void (*outbox_news)(void *ctx);
 	/* May LAUNCHER register RANK (besides being part of the job)?  0 or
 	 * -errno with WHY.  May be NULL. */
 	int (*admit)(void *ctx, pid_t launcher, int rank, char *why, size_t len);
@@ -80,6 +78,8 @@ struct smt_hostjob_config {
 	const char *current_host;
 	enum smt_format format;
 	int to_outbox;             /* a worker */
+	void (*outbox_news)(void *arg); /* the outbox has new bytes: called as it is */
+	void *outbox_arg;
 	const char *msg_name;      /* "mpirun", "torchrun", "program" */
 	const char *rankd_path;    /* the launcher's socket; NULL: none */
 	long nranks;               /* ranks of the job (for checks) */

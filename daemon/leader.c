@@ -415,8 +415,9 @@ static void leader_stalled(struct smt_daemon *d, const char *text)
 
 /* ---- the job here ---- */
 
-static void leader_root_ended(struct smt_daemon *d)
+static void leader_root_ended(void *ctx)
 {
+	struct smt_daemon *d = ctx;
 	struct smt_hostjob_status st;
 
 	smt_hostjob_status(d->job, &st);
@@ -428,8 +429,9 @@ static void leader_root_ended(struct smt_daemon *d)
 		end_everywhere(d, FAILURE_GRACE_S);
 }
 
-static void leader_rank_ended(struct smt_daemon *d, const struct smt_rank *k)
+static void leader_rank_ended(void *ctx, const struct smt_rank *k)
 {
+	struct smt_daemon *d = ctx;
 	int64_t end_ms = (int64_t)(k->end_time * 1000.0);
 
 	if ((k->exit_code > 0 || k->signo || k->exec_errno) &&
@@ -437,8 +439,10 @@ static void leader_rank_ended(struct smt_daemon *d, const struct smt_rank *k)
 		end_everywhere(d, FAILURE_GRACE_S);
 }
 
-static void leader_job_done(struct smt_daemon *d)
+static void leader_job_done(void *ctx)
 {
+	struct smt_daemon *d = ctx;
+
 	L(d)->job_over = 1;
 	maybe_decide(d);
 }
@@ -1038,15 +1042,20 @@ static void leader_close(struct smt_daemon *d)
 	 * daemon, after the loop. */
 }
 
+static const struct smt_hostjob_ops leader_job_ops = {
+	.changed = smt_daemon_job_changed,
+	.root_ended = leader_root_ended,
+	.rank_ended = leader_rank_ended,
+	.done = leader_job_done,
+};
+
 const struct smt_role_ops smt_leader_role = {
 	.name = "leader",
 	.decides = 1,
 	.begin = leader_begin,
 	.signal = leader_signal,
 	.restart = leader_restart,
-	.root_ended = leader_root_ended,
-	.rank_ended = leader_rank_ended,
-	.job_done = leader_job_done,
+	.job = &leader_job_ops,
 	.host_ready = leader_host_ready,
 	.peer_counts = leader_peer_counts,
 	.peers = leader_peers,

@@ -230,7 +230,7 @@ static void sink_put(void *arg, const struct smt_record *r, const char *host)
 		if (smt_outbox_put(o->outbox, r) < 0)
 			smt_warn("the outbox refused a record of rank %d", r->rank);
 		else if (o->cfg.outbox_news)
-			o->cfg.outbox_news(o->cfg.arg);
+			o->cfg.outbox_news(o->cfg.outbox_arg);
 	} else {
 		struct smt_dynbuf *q = smt_fdwriter_queue(o->stdout_w);
 		if (smt_format_record(q, o->cfg.format, r, host, &o->clock) < 0)
@@ -894,7 +894,7 @@ int smt_output_end(struct smt_output *o, json_t *final)
 	rc = smt_outbox_end(o->outbox, text, strlen(text));
 	free(text);
 	if (rc == 0 && o->cfg.outbox_news)
-		o->cfg.outbox_news(o->cfg.arg);
+		o->cfg.outbox_news(o->cfg.outbox_arg);
 	return rc;
 }
 

@@ -68,8 +68,9 @@ struct smt_output_config {
 	const char *rank_log_dir;   /* NULL: none */
 	const regex_t *progress;    /* NULL: every line is progress */
 	unsigned line_cut_ms;       /* merge.h's CUT_MS; 0: the default */
-	/* The outbox has new bytes (wake a held fetch). */
-	void (*outbox_news)(void *arg);
+	/* The outbox has new bytes (wake a held fetch), with OUTBOX_ARG. */
+	void (*outbox_news)(void *outbox_arg);
+	void *outbox_arg;
 	/* A local rank's streams have both ended (RANK -1: the command's). */
 	void (*streams_ended)(void *arg, int rank);
 	/* A line of a local rank was taken (its kept head); may be NULL. */

@@ -180,8 +180,9 @@ static void on_ack_timeout(uv_timer_t *t)
 	conclude(d);
 }
 
-static void worker_job_done(struct smt_daemon *d)
+static void worker_job_done(void *ctx)
 {
+	struct smt_daemon *d = ctx;
 	struct worker *w = W(d);
 	json_t *final = smt_hostjob_final(d->job);
 	const char *sig = smt_signal_name(d->stop_signal);
@@ -408,8 +409,9 @@ static void on_launch_timeout(uv_timer_t *t)
  * custom orte_launch_agent): its orted is the Open MPI daemon among its
  * ancestors, which is adopted now, so that the rank is part of the job.
  */
-static int worker_admit(struct smt_daemon *d, pid_t launcher, int rank, char *why, size_t len)
+static int worker_admit(void *ctx, pid_t launcher, int rank, char *why, size_t len)
 {
+	struct smt_daemon *d = ctx;
 	struct smt_proc_stat st;
 	pid_t p = launcher;
 	char reason[160];
@@ -784,6 +786,12 @@ static void worker_close(struct smt_daemon *d)
 	w->lost_text = NULL;
 }
 
+static const struct smt_hostjob_ops worker_job_ops = {
+	.changed = smt_daemon_job_changed,
+	.done = worker_job_done,
+	.admit = worker_admit,
+};
+
 const struct smt_role_ops smt_worker_role = {
 	.name = "worker",
 	.begin = worker_begin,
@@ -794,9 +802,8 @@ const struct smt_role_ops smt_worker_role = {
 	.result = on_result,
 	.attempt = on_attempt,
 	.restart = worker_restart,
-	.admit = worker_admit,
 	.contact = worker_contact,
-	.job_done = worker_job_done,
+	.job = &worker_job_ops,
 	.lines = worker_lines,
 	.host_ready = worker_host_ready,
 	.close = worker_close,

@@ -232,7 +232,7 @@ static void env_init(struct env *e, const struct env_opts *opt)
 		.out_fd = e->out_w, .msg_fd = opt->msg_fd ? opt->msg_fd : -1, .msg_name = "mpirun",
 		.line_cut_ms = opt->line_cut_ms ? opt->line_cut_ms : 60000,
 		.current_host = HOST, .ranks = e->ranks, .rank_log_dir = opt->rank_log_dir,
-		.outbox_news = on_news, .streams_ended = on_streams_ended, .arg = e,
+		.outbox_news = on_news, .outbox_arg = e, .streams_ended = on_streams_ended, .arg = e,
 	};
 	assert_int_equal(smt_output_new(&cfg, &e->o), 0);
 	assert_int_equal(uv_pipe_init(&e->loop, &e->reader, 0), 0);
