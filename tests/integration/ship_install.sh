@@ -25,6 +25,7 @@ submake install DESTDIR="$dest" > "$T/install.out" 2>&1 ||
 	echo "$sbindir/smtd"
 	echo "$bindir/smtctl"
 	echo "$libdir/libsmthostname.so"
+	echo "$libdir/libsmtlinebuf.so"
 	echo "$mandir/man1/smtctl.1"
 	echo "$mandir/man3/libsmthostname.3"
 	echo "$mandir/man5/smtd-config.5"
@@ -33,14 +34,14 @@ submake install DESTDIR="$dest" > "$T/install.out" 2>&1 ||
 	echo "$tmpfilesdir/smtd.conf"
 } | sort > "$T/expected"
 # libtool installs a .la next to a module; it is harmless and optional.
-grep -v "^$libdir/libsmthostname.la\$" "$T/files" > "$T/files.core"
+grep -v "^$libdir/libsmt\(hostname\|linebuf\).la\$" "$T/files" > "$T/files.core"
 if ! diff -u "$T/expected" "$T/files.core" > "$T/diff"; then
 	cat "$T/diff" >&2
 	fail "installed files differ from the expected list"
 fi
 # A module, not a library to link against: no static archive, no soname links.
 assert_not_contains "$T/files" ".a" "static archive"
-grep -q 'libsmthostname\.so\.' "$T/files" && fail "versioned libsmthostname.so.N installed"
+grep -q 'libsmt\(hostname\|linebuf\)\.so\.' "$T/files" && fail "a versioned libsmt*.so.N installed"
 
 [ -x "$dest$sbindir/smtd" ] || fail "smtd is not executable"
 [ -x "$dest$bindir/smtctl" ] || fail "smtctl is not executable"
@@ -50,6 +51,9 @@ assert_contains "$T/version" "smtd " "installed smtd --version"
 if command -v nm >/dev/null 2>&1; then
 	nm -D --defined-only "$dest$libdir/libsmthostname.so" | grep -qw gethostname ||
 		fail "installed libsmthostname.so does not export gethostname"
+	# libsmtlinebuf.so exports nothing: it only acts before main().
+	[ -z "$(nm -D --defined-only "$dest$libdir/libsmtlinebuf.so" | awk '$2 ~ /^[TDB]$/')" ] ||
+		fail "installed libsmtlinebuf.so exports symbols: $(nm -D --defined-only "$dest$libdir/libsmtlinebuf.so")"
 fi
 # The installed unit starts the installed daemon.
 grep -qx "ExecStart=$sbindir/smtd" "$dest$unitdir/smtd.service" ||
