@@ -18,7 +18,10 @@
 # 18.1 MiB and 7.3-7.6 MiB, the same with 2 or 4 MiB per rank.  With
 # AddressSanitizer (the test build): idle 23.4 and 14.3 MiB, loaded 29 and
 # 19.4 MiB; since the pty, crash, preflight and restart modules (the
-# sanitized binary and its shadow grew), 25-26 MiB loaded on a worker.  The
+# sanitized binary and its shadow grew), 25-26 MiB loaded on a worker; since
+# a rank's stdout is a pipe again (its reads fill faster than a pty's),
+# 36.4 MiB once on the sanitized leader, whose plain build holds 15.3 MiB
+# (bound 24) in the same test.  The
 # plain build's bounds are the ones smtd(8) states, and scripts/test.sh runs
 # this test on that build too.  The bounds below leave room for the unexpected but not for
 # the queues to grow with the volume: a worker's 4 ranks write 16 MiB (4
@@ -46,7 +49,7 @@ hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_hos
 if ldd "$SMTD" 2>/dev/null | grep -q libasan; then
 	SANITIZED=1
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
-	LEADER_MAX_KB=$((36 * 1024))
+	LEADER_MAX_KB=$((40 * 1024))
 	WORKER_MAX_KB=$((28 * 1024))
 else
 	SANITIZED=0
