@@ -315,10 +315,11 @@ static void on_sshd(void *arg, int up)
 	struct smt_daemon *d = arg;
 
 	if (up < 0) {
-		smt_daemon_fail(d, SMT_EXIT_CONFIG, SMT_FAIL_SSHD,
-				"sshd is needed for a job of several hosts but %s cannot be started: "
-				"%s; install the openssh-server package", d->opts->sshd_path,
-				strerror(-up));
+		smt_daemon_fail(
+			d, SMT_EXIT_CONFIG, SMT_FAIL_SSHD,
+			"sshd is needed for a job of several hosts but %s cannot be started: "
+			"%s; install the openssh-server package",
+			d->opts->sshd_path, strerror(-up));
 		return;
 	}
 	d->role->begin(d);

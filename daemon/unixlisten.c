@@ -19,7 +19,8 @@ static int probe(const char *what, const char *path, int type, const struct sock
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode)) {
-		smt_error("%s %s: the path exists and is not a socket; not removing it", what, path);
+		smt_error("%s %s: the path exists and is not a socket; not removing it", what,
+			  path);
 		return -EEXIST;
 	}
 	if ((fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0)) < 0)
