@@ -790,7 +790,14 @@ static void lines_retry_later(struct peer *p)
  */
 #define LINES_HOLD_MS 60000L
 
+static void send_lines_fresh(struct peer *p, int fresh);
+
 static void send_lines(struct peer *p)
+{
+	send_lines_fresh(p, 0);
+}
+
+static void send_lines_fresh(struct peer *p, int fresh)
 {
 	struct smt_peers *ps = p->ps;
 	char path[160];
@@ -803,7 +810,7 @@ static void send_lines(struct peer *p)
 	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld", SMT_PATH_LINES, SMT_Q_FROM,
 		 p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps), SMT_Q_WAIT,
 		 p->lines_eof ? 0L : wait_ms);
-	if (req_send(p, REQ_LINES, path, NULL, wait_ms * 2 + 5000, 0) < 0) {
+	if (req_send(p, REQ_LINES, path, NULL, wait_ms * 2 + 5000, fresh) < 0) {
 		lines_retry_later(p);
 		return;
 	}
@@ -1090,14 +1097,19 @@ void smt_peers_launched(struct smt_peers *ps)
 			continue;
 		heard(p);
 		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000, 0);
-		send_lines(p);
 		/*
-		 * The long poll gets a connection of its own, so that the
-		 * launch's stays open and idle for the result: at the job's
-		 * end the long poll is held, and one more ssh handshake per
-		 * worker would be on the way to every host's exit.  A later
-		 * attempt finds it still out (smtd(8) Restarts: no new handshake).
+		 * Each long poll gets a connection of its own, so that the
+		 * launch's stays open and idle for what the leader says next
+		 * (the end, the result): both long polls are held then, and
+		 * one more ssh handshake per worker would be on the way to
+		 * every rank's signal and every host's exit (0.3-1 s on a
+		 * loaded host).  Not left to curl: the launch's answer can
+		 * come back before curl picks a connection for the fetch of
+		 * the lines, which then took the launch's.  The three stay
+		 * open, so a later attempt needs no new handshake (smtd(8)
+		 * Restarts).
 		 */
+		send_lines_fresh(p, !ps->watching);
 		if (!ps->watching)
 			send_watch_fresh(p, 1);
 	}

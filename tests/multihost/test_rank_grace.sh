@@ -9,7 +9,9 @@
 #      workers 1 with the leader's "Stopped" (they received no signal);
 #   c. `smtctl kill` on the leader: the same as b (smtctl(1): as if smtd had
 #      received the signal);
-# each time every host exits within GRACE + 1 s of the signal, and
+# each time every host exits within GRACE + 1 s of the signal, every rank
+# got it within 1 s, what the leader said to the workers after it needed
+# no new ssh channel, and
 # Open MPI's own kill timetable (odls_base_sigkill_timeout 0 here: orted
 # and mpirun SIGKILL at once) reaches no rank.
 #   d. ranks that ignore SIGTERM, each with a child: all SIGKILLed at
@@ -63,6 +65,7 @@ checkpoints() {
 		f=$D/ckpt.$r
 		[ -s "$f" ] || { smtd_show_all; fail "rank $r wrote no checkpoint"; }
 		read -r _ _ _ sig _ wrote <"$f"
+		awk -v r=$r -v t0="$t0" -v s="$sig" 'BEGIN { printf "rank %d signalled %+.3f s after the signal was sent\n", r, s - t0 }'
 		awk -v t0="$t0" -v s="$sig" -v w="$wrote" -v g=$GRACE 'BEGIN {
 			exit !(s >= t0 - 0.01 && s - t0 < 1 && w - s >= g - 2 - 0.05) }' ||
 			fail "rank $r: signalled at $sig, wrote at $wrote (signal sent at $t0)"
@@ -83,6 +86,20 @@ nothing_left() {
 	done
 }
 
+# no_handshake: what the leader said to each worker after the stop (the
+# end, the result) went over a channel already open: no ssh handshake was
+# on the way to its ranks' signal (peers.c, smt_peers_launched).
+no_handshake() {
+	local k late stop
+	stop=$(awk '/state running -> finishing/ { print $1; exit }' "$(smtd_console 1)")
+	[ -n "$stop" ] || { smtd_show_all; fail "the leader's log has no stop"; }
+	for k in 2 3; do
+		# The consoles' timestamps are one clock's (ISO 8601, UTC).
+		late=$(awk -v t="$stop" '/sshd: Accepted/ && $1 >= t' "$(smtd_console $k)")
+		[ -z "$late" ] || { smtd_show_all; fail "algo-$k: a new ssh channel after the stop: $late"; }
+	done
+}
+
 within_grace() {
 	awk -v s="$SINCE" -v g=$GRACE 'BEGIN { exit !(s < g + 1) }' ||
 		{ smtd_show_all; fail "$1: the last host exited $SINCE s after the signal (grace $GRACE s)"; }
@@ -96,6 +113,7 @@ kill -TERM $pids
 finish
 for k in 1 2 3; do smtd_check $k 143 "Stopped" "SIGTERM"; done
 checkpoints
+no_handshake
 within_grace "a stop of every host"
 nothing_left
 mh_teardown
@@ -108,6 +126,7 @@ finish
 smtd_check 1 143 "Stopped" "SIGTERM"
 for k in 2 3; do smtd_check $k 1 "Stopped" "algo-1"; done
 checkpoints
+no_handshake
 within_grace "a stop of the leader"
 nothing_left
 mh_teardown
@@ -120,6 +139,7 @@ finish
 smtd_check 1 143 "Stopped" "SIGTERM"
 for k in 2 3; do smtd_check $k 1 "Stopped" "algo-1"; done
 checkpoints
+no_handshake
 within_grace "smtctl kill"
 nothing_left
 mh_teardown
