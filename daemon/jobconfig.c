@@ -575,52 +575,45 @@ static int synthesize_resource(struct smt_jobconfig *cfg, const char *current_ho
 }
 
 /*
- * A hyperparameter that must be a positive integer: a JSON integer, or a
- * string of digits that decodes to one ("2", as SageMaker writes it, but
- * not " 2" or "2\n", which JSON would take too).
+ * A hyperparameter that must be a whole number from MIN to MAX (WHAT names
+ * it in the error): a JSON integer, or a string of digits that decodes to
+ * one ("2", as SageMaker writes it, but not " 2", "02" or "2\n", which JSON
+ * would take too).  A number in range but badly written is shown as
+ * written; any other as decoded.
  */
-static int hp_count(const char *path, const char *key, json_t *raw, json_t *v, long *out,
-		    char *err, size_t errlen)
+static int hp_whole(const char *path, const char *key, json_t *raw, json_t *v, long min, long max,
+		    const char *what, long *out, char *err, size_t errlen)
 {
 	char shown[128];
 	const char *s = json_string_value(raw);
-	int digits = !s || (s[0] >= '1' && s[0] <= '9' &&
-			    strspn(s, "0123456789") == json_string_length(raw));
-
-	int in_range = json_is_integer(v) && json_integer_value(v) > 0 &&
-		       json_integer_value(v) <= SMT_MAX_PROCESSES;
+	int digits = !s || strcmp(s, "0") == 0 ||
+		     (s[0] >= '1' && s[0] <= '9' &&
+		      strspn(s, "0123456789") == json_string_length(raw));
+	int in_range = json_is_integer(v) && json_integer_value(v) >= min &&
+		       json_integer_value(v) <= max;
 
 	if (in_range && digits) {
 		*out = (long)json_integer_value(v);
 		return 0;
 	}
-	/* A number that is right but badly written is shown as written. */
 	show(in_range ? raw : v, shown, sizeof(shown));
-	smt_errorf(err, errlen, "%s: %s: %s is not a positive integer (1 to %ld); fix the value",
-	       path, key, shown, SMT_MAX_PROCESSES);
+	smt_errorf(err, errlen, "%s: %s: %s is not %s (%ld to %ld); fix the value", path, key,
+		   shown, what, min, max);
 	return -EINVAL;
 }
 
-/* A number of restarts, 0 to SMT_RESTART_MAX, written as hp_count takes it
- * ("0" included). */
+static int hp_count(const char *path, const char *key, json_t *raw, json_t *v, long *out,
+		    char *err, size_t errlen)
+{
+	return hp_whole(path, key, raw, v, 1, SMT_MAX_PROCESSES, "a positive integer", out, err,
+			errlen);
+}
+
 static int hp_restarts(const char *path, const char *key, json_t *raw, json_t *v, long *out,
 		       char *err, size_t errlen)
 {
-	char shown[128];
-	const char *s = json_string_value(raw);
-	int digits = !s || (strcmp(s, "0") == 0 ||
-			    (s[0] >= '1' && s[0] <= '9' &&
-			     strspn(s, "0123456789") == json_string_length(raw)));
-
-	if (digits && json_is_integer(v) && json_integer_value(v) >= 0 &&
-	    json_integer_value(v) <= SMT_RESTART_MAX) {
-		*out = (long)json_integer_value(v);
-		return 0;
-	}
-	show(raw, shown, sizeof(shown));
-	smt_errorf(err, errlen, "%s: %s: %s is not a number of restarts (0 to %d); fix the value",
-		   path, key, shown, SMT_RESTART_MAX);
-	return -EINVAL;
+	return hp_whole(path, key, raw, v, 0, SMT_RESTART_MAX, "a number of restarts", out, err,
+			errlen);
 }
 
 /*

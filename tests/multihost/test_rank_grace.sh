@@ -7,13 +7,13 @@
 #      checkpoint written, every host exits 143 ("Stopped ... SIGTERM");
 #   b. SIGTERM to the leader only: every checkpoint, the leader 143, the
 #      workers 1 with the leader's "Stopped" (they received no signal);
-#   c. `smtctl kill` on the leader: the same as b (smtctl(1): as if smtd had
-#      received the signal);
+#   c. `smtctl kill` on the leader: the same as b (smtctl(1): as if smtd
+#      had received the signal), timed from the leader's receipt of it;
 # each time every host exits within GRACE + 1 s of the signal, every rank
 # got it within 1 s, what the leader said to the workers after it needed
-# no new ssh channel, and
-# Open MPI's own kill timetable (odls_base_sigkill_timeout 0 here: orted
-# and mpirun SIGKILL at once) reaches no rank.
+# no new ssh channel, and Open MPI's own kill timetable
+# (odls_base_sigkill_timeout 0 here: orted and mpirun SIGKILL at once)
+# reaches no rank.
 #   d. ranks that ignore SIGTERM, each with a child: all SIGKILLed at
 #      GRACE (+0.5 s) on every host.
 # After each, no process of the job was left for the kernel to end when
@@ -58,17 +58,18 @@ finish() {
 }
 
 # checkpoints: every rank wrote its own, after the signal, GRACE - 2 s
-# after it got it.  Prints the slowest rank's time from the signal.
+# after it got it, and got it within 1 s of T0.  Prints the slowest rank's
+# time from T0.
 checkpoints() {
 	local r slowest=0 f
 	for r in 0 1 2 3 4 5; do
 		f=$D/ckpt.$r
 		[ -s "$f" ] || { smtd_show_all; fail "rank $r wrote no checkpoint"; }
 		read -r _ _ _ sig _ wrote <"$f"
-		awk -v r=$r -v t0="$t0" -v s="$sig" 'BEGIN { printf "rank %d signalled %+.3f s after the signal was sent\n", r, s - t0 }'
+		awk -v r=$r -v t0="$t0" -v s="$sig" 'BEGIN { printf "rank %d signalled %+.3f s after the stop\n", r, s - t0 }'
 		awk -v t0="$t0" -v s="$sig" -v w="$wrote" -v g=$GRACE 'BEGIN {
 			exit !(s >= t0 - 0.01 && s - t0 < 1 && w - s >= g - 2 - 0.05) }' ||
-			fail "rank $r: signalled at $sig, wrote at $wrote (signal sent at $t0)"
+			fail "rank $r: signalled at $sig, wrote at $wrote (the stop at $t0)"
 		slowest=$(awk -v a="$slowest" -v b="$wrote" -v t0="$t0" 'BEGIN { d = b - t0; print (d > a ? d : a) }')
 	done
 	SLOWEST=$slowest
@@ -138,6 +139,12 @@ mh_exec 1 "$SMTCTL" kill -s TERM || fail "smtctl kill failed"
 finish
 smtd_check 1 143 "Stopped" "SIGTERM"
 for k in 2 3; do smtd_check $k 1 "Stopped" "algo-1"; done
+# The stop is the leader's receipt of the request: smtctl's own start (a
+# sanitized build on a loaded machine: 1.4 s once) is not smtd's time.
+got=$(awk '/control API: kill with SIGTERM/ { print $1; exit }' "$(smtd_console 1)")
+[ -n "$got" ] || { smtd_show_all; fail "the leader did not log the kill"; }
+t0=$(date -d "$got" +%s.%N)
+smtd_time_since "$t0"
 checkpoints
 no_handshake
 within_grace "smtctl kill"

@@ -363,6 +363,38 @@ static void test_stall_timeout(void **state)
 	}
 }
 
+/* sagemaker_max_restarts: 0 to 10000, written as the counts are (hp_whole). */
+static void test_max_restarts(void **state)
+{
+	static const struct { const char *hp; long v; } good[] = {
+		{ "\"0\"", 0 }, { "\"1\"", 1 }, { "3", 3 }, { "\"10000\"", 10000 },
+	};
+	static const struct { const char *hp, *shown; } badv[] = {
+		{ "\"-1\"", "-1" }, { "\"01\"", "\"01\"" }, { "\" 2\"", "\" 2\"" },
+		{ "\"10001\"", "10001" }, { "\"abc\"", "\"abc\"" }, { "true", "true" },
+		{ "1.5", "1.5" },
+	};
+	const char *rc = "{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\"]}";
+	char hp[128], msg[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		snprintf(hp, sizeof hp, "{\"sagemaker_max_restarts\": %s}", good[i].hp);
+		struct smt_jobconfig *c = ok(rc, hp, NULL);
+		assert_int_equal(c->max_restarts, good[i].v);
+		smt_jobconfig_free(c);
+	}
+	struct smt_jobconfig *c = ok(rc, "{}", NULL);
+	assert_int_equal(c->max_restarts, -1);
+	smt_jobconfig_free(c);
+	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+		snprintf(hp, sizeof hp, "{\"sagemaker_max_restarts\": %s}", badv[i].hp);
+		snprintf(msg, sizeof msg, HPP ": sagemaker_max_restarts: %s is not a number of "
+			 "restarts (0 to 10000); fix the value", badv[i].shown);
+		bad(rc, hp, msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_hp_counts_strict),
 		cmocka_unit_test(test_messages_one_line),
 		cmocka_unit_test(test_stall_timeout),
+		cmocka_unit_test(test_max_restarts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
