@@ -104,8 +104,7 @@ char *smt_daemon_report(struct smt_daemon *d, int local_only, enum smt_failure_k
 	if (d->job)
 		smt_hostjob_status(d->job, &st);
 	in.current_host = smt_plan_current_host(d->plan);
-	in.command = smt_plan_launch(d->plan) == SMT_LAUNCH_TORCHRUN ? "torchrun"
-		   : d->role_kind == SMT_ROLE_STANDALONE ? NULL : "mpirun";
+	in.command = smt_plan_launcher_name(d->plan);
 	in.exit_code = st.exited ? st.code : -1;
 	in.term_signal = st.exited ? 0 : st.signo;
 	in.stop_signal = d->stop_signal;
@@ -333,8 +332,8 @@ static void start_sshd(struct smt_daemon *d)
 								 -1,
 		.sshd_path = d->opts->sshd_path,
 		.config_file = d->opts->sshd_config,
-		.nhosts =
-			d->role_kind == SMT_ROLE_STANDALONE ? 1 : smt_plan_dist_host_count(d->plan),
+		/* A program smtd runs itself needs no other host. */
+		.nhosts = smt_plan_launcher_name(d->plan) ? smt_plan_dist_host_count(d->plan) : 1,
 	};
 
 	if (smt_sshd_start(&d->loop, d->reaper, &sc, on_sshd, d, &d->sshd) < 0)
@@ -616,7 +615,7 @@ char **smt_daemon_command_env(struct smt_daemon *d)
 	/* As for the ranks under a launcher (launcher_env, rank.c). */
 	if (!faulthandler)
 		v[k++] = (char *)"PYTHONFAULTHANDLER=1";
-	if (d->role_kind == SMT_ROLE_STANDALONE && !unbuffered)
+	if (!smt_plan_launcher_name(d->plan) && !unbuffered)
 		v[k++] = (char *)"PYTHONUNBUFFERED=1";
 	if (d->cmd_preload)
 		v[k++] = d->cmd_preload;
@@ -799,7 +798,7 @@ void smt_daemon_preflight_write(struct smt_daemon *d)
 static int setup_job(struct smt_daemon *d)
 {
 	char path[4096];
-	int torchrun = smt_plan_launch(d->plan) == SMT_LAUNCH_TORCHRUN;
+	const char *launcher = smt_plan_launcher_name(d->plan);
 	int rc;
 
 	if (d->opts->progress_pattern) {
@@ -815,14 +814,14 @@ static int setup_job(struct smt_daemon *d)
 		.reaper = d->reaper,
 		.current_host = smt_plan_current_host(d->plan),
 		.format = d->opts->log_json ? SMT_FORMAT_JSON : SMT_FORMAT_TEXT,
-		.to_outbox = d->role_kind == SMT_ROLE_WORKER,
-		/* A worker's lines wake the leader's held fetch at once. */
-		.outbox_news = d->role_kind == SMT_ROLE_WORKER ? smt_api_notify_lines : NULL,
+		/* A role that serves its lines to the leader (a worker) keeps
+		 * them for it, and they wake the leader's held fetch at once. */
+		.to_outbox = d->role->lines != NULL,
+		.outbox_news = d->role->lines ? smt_api_notify_lines : NULL,
 		.outbox_arg = d->api,
-		.msg_name = torchrun                        ? "torchrun" :
-			d->role_kind == SMT_ROLE_STANDALONE ? "the program" :
-							      "mpirun",
-		.rankd_path = d->role_kind == SMT_ROLE_STANDALONE ? NULL : path,
+		.msg_name = launcher ? launcher : "the program",
+		/* The ranks' launchers register there (rankd.h). */
+		.rankd_path = launcher ? path : NULL,
 		.nranks = smt_plan_num_processes(d->plan),
 		.rank_log_dir = d->opts->rank_log_dir,
 		.progress = d->have_progress ? &d->progress : NULL,
@@ -837,7 +836,7 @@ static int setup_job(struct smt_daemon *d)
 	if (rc < 0)
 		return rc;
 	d->launcher_env = launcher_env(d);
-	if (d->role_kind == SMT_ROLE_STANDALONE && (rc = standalone_preload(d)) < 0)
+	if (!launcher && (rc = standalone_preload(d)) < 0)
 		return rc;
 	/* The hostjob reads it at every registration. */
 	smt_hostjob_set_launcher_env(d->job, d->launcher_env);

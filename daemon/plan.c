@@ -944,6 +944,12 @@ const char *smt_plan_dist_host(const struct smt_plan *p, size_t i)
 long smt_plan_processes_per_host(const struct smt_plan *p) { return p->ppn; }
 long smt_plan_num_processes(const struct smt_plan *p) { return p->np; }
 enum smt_launch smt_plan_launch(const struct smt_plan *p) { return p->launch; }
+const char *smt_plan_launcher_name(const struct smt_plan *p)
+{
+	if (p->role == SMT_ROLE_STANDALONE)
+		return NULL;
+	return p->launch == SMT_LAUNCH_TORCHRUN ? "torchrun" : "mpirun";
+}
 const char *smt_plan_launch_reason(const struct smt_plan *p) { return p->reason; }
 char *const *smt_plan_argv(const struct smt_plan *p)
 {

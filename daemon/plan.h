@@ -60,6 +60,11 @@ const char *smt_plan_launch_reason(const struct smt_plan *plan);
  * STANDALONE launch, is standalone.
  */
 enum smt_role smt_plan_role(const struct smt_plan *plan);
+/* The program that starts this host's ranks, as messages name it:
+ * "mpirun" (orted on a worker), "torchrun", or NULL where smtd runs the
+ * program itself (a standalone host), and must then do for it what the
+ * rank launcher does for a rank (line-buffered stdout). */
+const char *smt_plan_launcher_name(const struct smt_plan *plan);
 const char *smt_plan_root(const struct smt_plan *plan);        /* "/opt/ml" */
 const char *smt_plan_current_host(const struct smt_plan *plan);
 const char *smt_plan_leader(const struct smt_plan *plan);      /* first distribution host */

@@ -436,6 +436,12 @@ static void test_launch_choice(void **state)
 		assert_string_equal(smt_plan_launch_reason(p), cases[i].reason);
 		assert_int_equal(smt_plan_role(p), cases[i].launch == SMT_LAUNCH_STANDALONE ?
 					    SMT_ROLE_STANDALONE : SMT_ROLE_LEADER);
+		if (cases[i].launch == SMT_LAUNCH_STANDALONE)
+			assert_null(smt_plan_launcher_name(p));
+		else
+			assert_string_equal(smt_plan_launcher_name(p),
+					    cases[i].launch == SMT_LAUNCH_TORCHRUN ? "torchrun" :
+										     "mpirun");
 		assert_non_null(smt_plan_warnings(p));
 		smt_plan_free(p);
 	}
@@ -542,6 +548,8 @@ static void test_torchrun(void **state)
 	set_rc(f, "algo-1", "data");
 	p = build(f, NULL, (char *[]){ path, NULL });
 	assert_int_equal(smt_plan_role(p), SMT_ROLE_STANDALONE);
+	/* A torchrun job, but smtd runs the program here itself. */
+	assert_null(smt_plan_launcher_name(p));
 	assert_string_equal(rooted(f, joined(smt_plan_argv(p))), "python3 ROOT/code/train.py --lr 0.5");
 	assert_null(env_value(smt_plan_envp(p), "NCCL_PROTO"));
 	assert_null(env_value(smt_plan_envp(p), "PET_MONITOR_INTERVAL"));
@@ -587,6 +595,7 @@ static void test_smddp(void **state)
 	p = build(f, NULL, (char *[]){ path, NULL });
 	assert_int_equal(smt_plan_launch(p), SMT_LAUNCH_SMDDP);
 	assert_int_equal(smt_plan_role(p), SMT_ROLE_LEADER);
+	assert_string_equal(smt_plan_launcher_name(p), "mpirun");
 	assert_int_equal(smt_plan_num_processes(p), 16);
 	assert_string_equal(smt_plan_argv(p)[0], "mpirun");
 	assert_non_null(strstr(rooted(f, joined(smt_plan_argv(p))),
@@ -601,6 +610,7 @@ static void test_smddp(void **state)
 	set_two_hosts(f, "algo-2", "ml.g5.2xlarge");
 	p = build(f, NULL, (char *[]){ path, NULL });
 	assert_int_equal(smt_plan_role(p), SMT_ROLE_WORKER);
+	assert_string_equal(smt_plan_launcher_name(p), "mpirun"); /* its orted */
 	assert_null(smt_plan_argv(p));
 	assert_non_null(smt_plan_mpi_argv(p));
 	smt_plan_free(p);
