@@ -7,5 +7,5 @@ bin_PROGRAMS += smtctl
 # program exactly as smtd's spawn does.
 smtctl_SOURCES = client/smtctl.c client/smtctl.h client/dial.c client/rank.c \
 	client/ranktty.c client/ranktty.h \
-	daemon/pathsearch.c daemon/strv.c
+	daemon/pathsearch.c daemon/strv.c daemon/vec.c
 smtctl_LDADD = proto/libsmtproto.a $(JANSSON_LIBS)
