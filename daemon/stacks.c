@@ -27,6 +27,7 @@
 #include "rankcred.h"
 #include "spawn.h"
 #include "stacks.h"
+#include "vec.h"
 
 #define STDERR_MAX (16 * 1024)
 #define READ_CHUNK (64 * 1024)
@@ -127,7 +128,7 @@ struct line {
 int smt_stacks_clean(const char *raw, size_t len, char **out)
 {
 	struct line *lines = NULL;
-	size_t nl = 0, first = 0, no_python = 0, o = 0;
+	size_t nl = 0, cap = 0, first = 0, no_python = 0, o = 0;
 	const char *p = raw, *end = raw + len;
 	char *res;
 	int gdb = 0;
@@ -136,13 +137,9 @@ int smt_stacks_clean(const char *raw, size_t len, char **out)
 	while (p < end) {
 		const char *e = memchr(p, '\n', (size_t)(end - p));
 		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
-		if (nl % 256 == 0) {
-			struct line *l = realloc(lines, (nl + 256) * sizeof(*l));
-			if (l == NULL) {
-				free(lines);
-				return -ENOMEM;
-			}
-			lines = l;
+		if (SMT_VEC_RESERVE(lines, cap, nl + 1) < 0) {
+			free(lines);
+			return -ENOMEM;
 		}
 		while (n > 0 && p[n - 1] == '\r')
 			n--;
