@@ -202,6 +202,13 @@ static void account(struct smt_output *o, const struct smt_record *r, const char
 		o->cfg.local_line(o->cfg.arg, r->rank, r->stream, kept, kept_len);
 }
 
+/* LINE and its newline into Q, whole or not at all: a line queued
+ * without its newline would run into the next one. */
+static int queue_line(struct smt_dynbuf *q, const char *line)
+{
+	return smt_dynbuf_addf(q, "%s\n", line);
+}
+
 static void ranklog_put(struct ranklog *l, const struct smt_record *r)
 {
 	struct smt_dynbuf *q = smt_fdwriter_queue(l->w);
@@ -568,9 +575,10 @@ int smt_output_add_rank(struct smt_output *o, int rank, int out_fd, int err_fd)
 	open_ranklog(o, rank, &log);
 	if (log && o->mark && log->mark_gen != o->mark_gen) {
 		/* The rank's file says where each attempt begins. */
-		struct smt_dynbuf *q = smt_fdwriter_queue(log->w);
-		if (smt_dynbuf_addstr(q, o->mark) == 0)
-			smt_dynbuf_add(q, "\n", 1);
+		int rc2 = queue_line(smt_fdwriter_queue(log->w), o->mark);
+		if (rc2 < 0)
+			smt_warn("rank %d's log file: the attempt's mark: %s", rank,
+				 strerror(-rc2));
 		smt_fdwriter_kick(log->w);
 		log->mark_gen = o->mark_gen;
 	}
@@ -650,17 +658,25 @@ static void msg_line(struct smt_output *o, const char *p, size_t n)
 		return;
 	}
 	struct smt_dynbuf b;
-	int inv = 0;
+	int inv = 0, rc;
 	char ts[40];
 
+	/* The cap holds the longest line; only running out of memory fails,
+	 * and then nothing is written rather than a broken object. */
 	smt_dynbuf_init(&b, SMT_JSON_ESCAPE_MAX(MSG_LINE_MAX + 256) + 512);
 	smt_log_time((long long)now_ms(), ts, sizeof(ts));
-	smt_dynbuf_addf(&b, "{\"" SMT_F_TIME "\":\"%s\",\"" SMT_F_HOST "\":\"", ts);
-	smt_json_escape_add(&b, o->cfg.current_host, strlen(o->cfg.current_host), &inv);
-	smt_dynbuf_addf(&b, "\",\"" SMT_F_STREAM "\":\"%s\",\"" SMT_F_LINE "\":\"",
-			o->cfg.msg_name);
-	smt_json_escape_add(&b, p, n, &inv);
-	if (smt_dynbuf_addstr(&b, "\"}\n") == 0)
+	rc = smt_dynbuf_addf(&b, "{\"" SMT_F_TIME "\":\"%s\",\"" SMT_F_HOST "\":\"", ts);
+	if (rc == 0)
+		rc = smt_json_escape_add(&b, o->cfg.current_host, strlen(o->cfg.current_host),
+					 &inv);
+	if (rc == 0)
+		rc = smt_dynbuf_addf(&b, "\",\"" SMT_F_STREAM "\":\"%s\",\"" SMT_F_LINE "\":\"",
+				     o->cfg.msg_name);
+	if (rc == 0)
+		rc = smt_json_escape_add(&b, p, n, &inv);
+	if (rc == 0)
+		rc = smt_dynbuf_addstr(&b, "\"}\n");
+	if (rc == 0)
 		write_all(o->cfg.msg_fd, b.p, b.len);
 	smt_dynbuf_free(&b);
 }
@@ -935,14 +951,14 @@ void smt_output_mark(struct smt_output *o, int attempt, const char *line)
 		json_t *j = json_pack("{s:s, s:i, s:s}", "smtd", "attempt", "attempt", attempt,
 				      "message", line);
 		char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-		rc = text ? smt_dynbuf_addstr(q, text) : -ENOMEM;
+		rc = text ? queue_line(q, text) : -ENOMEM;
 		free(text);
 		json_decref(j);
 	} else {
-		rc = smt_dynbuf_addstr(q, line);
+		rc = queue_line(q, line);
 	}
-	if (rc == 0)
-		smt_dynbuf_add(q, "\n", 1);
+	if (rc < 0)
+		smt_warn("the attempt's mark on stdout: %s", strerror(-rc));
 	smt_fdwriter_kick(o->stdout_w);
 }
 
