@@ -23,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "dynbuf.h"
 #include "pathsearch.h"
 #include "smt_curl.h"
 #include "smt_proto.h"
@@ -53,10 +54,13 @@ struct ctl {
 	const char *socket;
 };
 
+/* BODY (NUL-terminated, LEN bytes, NULL when empty) is taken from IN, the
+ * answer as it arrives, once it is complete. */
 struct reply {
 	long status;
 	char *body;
 	size_t len;
+	struct smt_dynbuf in;
 	int too_big;
 };
 
@@ -93,18 +97,11 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
 	struct reply *r = arg;
 	size_t n = size * nmemb;
 
-	if (r->len + n > MAX_REPLY_BYTES) {
+	int rc = smt_dynbuf_add(&r->in, data, n);
+
+	if (rc == -ENOBUFS)
 		r->too_big = 1;
-		return 0;
-	}
-	char *b = realloc(r->body, r->len + n + 1);
-	if (!b)
-		return 0;
-	memcpy(b + r->len, data, n);
-	r->body = b;
-	r->len += n;
-	r->body[r->len] = '\0';
-	return n;
+	return rc < 0 ? 0 : n;
 }
 
 /*
@@ -120,6 +117,7 @@ static int request(const struct ctl *ctl, const char *method, const char *path,
 	CURL *h = NULL;
 
 	memset(out, 0, sizeof *out);
+	smt_dynbuf_init(&out->in, MAX_REPLY_BYTES);
 	/* Without libcurl no daemon can be reached: exit 3, before any
 	 * curl_* call (the clean-up below makes some). */
 	if (smt_curl_load(why, sizeof why) < 0) {
@@ -172,12 +170,10 @@ static int request(const struct ctl *ctl, const char *method, const char *path,
 		goto out;
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
+	out->body = smt_dynbuf_take(&out->in, &out->len);
 	ret = 0;
 out:
-	if (ret) {
-		free(out->body);
-		out->body = NULL;
-	}
+	smt_dynbuf_free(&out->in);
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(h);
 	curl_global_cleanup();
@@ -283,6 +279,15 @@ static int no_more_args(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	return 0;
+}
+
+/* A command that takes neither options nor arguments: 0, or the exit code
+ * after saying why the command line is wrong. */
+static int no_options(int argc, char **argv)
+{
+	if (command_opt(argc, argv, "", NULL) != -1)
+		return SMTCTL_EXIT_USAGE;
+	return no_more_args(argc, argv);
 }
 
 /* ---- status ---- */
@@ -487,9 +492,7 @@ static int cmd_restart(const struct ctl *ctl, int argc, char **argv)
 	struct reply r;
 	int ret;
 
-	if (command_opt(argc, argv, "", NULL) != -1)
-		return SMTCTL_EXIT_USAGE;
-	if ((ret = no_more_args(argc, argv)))
+	if ((ret = no_options(argc, argv)))
 		return ret;
 	ret = request(ctl, "POST", SMT_PATH_RESTART, "{}", &r);
 	if (ret)
@@ -521,9 +524,7 @@ static int probe(const struct ctl *ctl, int argc, char **argv, const char *path,
 	struct reply r;
 	int ret;
 
-	if (command_opt(argc, argv, "", NULL) != -1)
-		return SMTCTL_EXIT_USAGE;
-	if ((ret = no_more_args(argc, argv)) || (ret = request(ctl, "GET", path, NULL, &r)))
+	if ((ret = no_options(argc, argv)) || (ret = request(ctl, "GET", path, NULL, &r)))
 		return ret;
 	if (r.status == 200) {
 		printf("%s\n", yes);
@@ -763,9 +764,7 @@ static int cmd_version(const struct ctl *ctl, int argc, char **argv)
 	struct reply r;
 	int ret;
 
-	if (command_opt(argc, argv, "", NULL) != -1)
-		return SMTCTL_EXIT_USAGE;
-	if ((ret = no_more_args(argc, argv)))
+	if ((ret = no_options(argc, argv)))
 		return ret;
 	printf("smtctl %s\n", PACKAGE_VERSION);
 	fflush(stdout);
@@ -782,9 +781,7 @@ static int cmd_dial_stdio(const struct ctl *ctl, int argc, char **argv)
 {
 	int ret;
 
-	if (command_opt(argc, argv, "", NULL) != -1)
-		return SMTCTL_EXIT_USAGE;
-	if ((ret = no_more_args(argc, argv)))
+	if ((ret = no_options(argc, argv)))
 		return ret;
 	return smtctl_dial_stdio(ctl->socket);
 }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -74,8 +75,8 @@ struct conn {
 	uv_timer_t timer;
 	struct smt_api *api;
 	struct smt_httpconn *http;
-	struct conn *prev, *next;
-	struct conn *run_prev, *run_next;  /* the run queue, when on it */
+	LIST_ENTRY(conn) link;     /* in api->conns until it starts closing */
+	TAILQ_ENTRY(conn) run;     /* the run queue, when on it */
 	int on_run_queue;
 	int is_tcp;
 	int uid;            /* the client's, from SO_PEERCRED; -1 over TCP */
@@ -119,10 +120,10 @@ struct smt_api {
 	char *unix_path;
 	dev_t unix_dev;
 	ino_t unix_ino;
-	struct conn *conns;
+	LIST_HEAD(, conn) conns;
 	/* Connections with a request to answer or input to parse, served
 	 * one request per turn of the loop by IDLE. */
-	struct conn *run_head, *run_tail;
+	TAILQ_HEAD(, conn) run_queue;
 	uv_idle_t idle;
 	uv_timer_t pace;         /* the pause after a long step */
 	uv_timer_t settle;       /* held long polls answered when it fires */
@@ -186,13 +187,7 @@ static void run_queue_add(struct conn *c)
 		return;
 	run_queue_init(api);
 	c->on_run_queue = 1;
-	c->run_next = NULL;
-	c->run_prev = api->run_tail;
-	if (api->run_tail)
-		api->run_tail->run_next = c;
-	else
-		api->run_head = c;
-	api->run_tail = c;
+	TAILQ_INSERT_TAIL(&api->run_queue, c, run);
 	if (!api->pacing)
 		uv_idle_start(&api->idle, on_idle);
 }
@@ -204,16 +199,8 @@ static void run_queue_remove(struct conn *c)
 	if (!c->on_run_queue)
 		return;
 	c->on_run_queue = 0;
-	if (c->run_prev)
-		c->run_prev->run_next = c->run_next;
-	else
-		api->run_head = c->run_next;
-	if (c->run_next)
-		c->run_next->run_prev = c->run_prev;
-	else
-		api->run_tail = c->run_prev;
-	c->run_prev = c->run_next = NULL;
-	if (!api->run_head)
+	TAILQ_REMOVE(&api->run_queue, c, run);
+	if (TAILQ_EMPTY(&api->run_queue))
 		uv_idle_stop(&api->idle);
 }
 
@@ -245,12 +232,7 @@ static void conn_close(struct conn *c)
 		c->rendering = 0;
 		api->renders--;
 	}
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		api->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	LIST_REMOVE(c, link);
 	api->stats.connections--;
 	if (c->is_tcp)
 		api->tcp_conns--;
@@ -354,7 +336,9 @@ static void api_wake(struct smt_api *api)
 {
 	if (api->closing || api->queued >= api->output_max || api->renders > 0)
 		return;
-	for (struct conn *c = api->conns; c; c = c->next)
+	struct conn *c;
+
+	LIST_FOREACH(c, &api->conns, link)
 		if (!c->closing && !c->on_run_queue && c->queued < api->conn_output_max)
 			conn_schedule(c);
 }
@@ -508,7 +492,7 @@ static void on_pace(uv_timer_t *t)
 	struct smt_api *api = t->data;
 
 	api->pacing = 0;
-	if (api->run_head)
+	if (!TAILQ_EMPTY(&api->run_queue))
 		uv_idle_start(&api->idle, on_idle);
 }
 
@@ -534,7 +518,7 @@ static uint64_t thread_cpu_ns(void)
 static void on_idle(uv_idle_t *idle)
 {
 	struct smt_api *api = idle->data;
-	struct conn *c = api->run_head;
+	struct conn *c = TAILQ_FIRST(&api->run_queue);
 
 	if (!c) {
 		uv_idle_stop(idle);
@@ -697,10 +681,10 @@ static void conn_after(struct conn *c, int r)
 static void on_settle(uv_timer_t *t)
 {
 	struct smt_api *api = t->data;
-	struct conn *next;
+	struct conn *c, *next;
 
-	for (struct conn *c = api->conns; c; c = next) {
-		next = c->next;
+	for (c = LIST_FIRST(&api->conns); c; c = next) {
+		next = LIST_NEXT(c, link);
 		if (!c->closing && smt_httpconn_held(c->http) && !smt_httpconn_held_lines(c->http))
 			conn_after(c, conn_release(c));
 	}
@@ -725,10 +709,10 @@ void smt_api_notify(struct smt_api *api)
 void smt_api_notify_lines(void *arg)
 {
 	struct smt_api *api = arg;
-	struct conn *next;
+	struct conn *c, *next;
 
-	for (struct conn *c = api->conns; c; c = next) {
-		next = c->next;
+	for (c = LIST_FIRST(&api->conns); c; c = next) {
+		next = LIST_NEXT(c, link);
 		if (!c->closing && smt_httpconn_held_lines(c->http)) {
 			c->busy = 1;
 			int r = smt_httpconn_poke(c->http);
@@ -793,8 +777,9 @@ static int same_source(const struct sockaddr_storage *a, const struct sockaddr_s
 static int within_limits(const struct smt_api *api, const struct conn *c)
 {
 	unsigned max = c->is_tcp ? api->max_tcp_conns : api->max_conns, open = 0, mine = 0;
+	const struct conn *o;
 
-	for (const struct conn *o = api->conns; o; o = o->next) {
+	LIST_FOREACH(o, &api->conns, link) {
 		if (o->is_tcp != c->is_tcp || o->closing)
 			continue;
 		open++;
@@ -808,7 +793,7 @@ static int within_limits(const struct smt_api *api, const struct conn *c)
 	if (c->uid == 0 || c->uid == api->uid)
 		return 1;
 	unsigned others = 0;
-	for (const struct conn *o = api->conns; o; o = o->next)
+	LIST_FOREACH(o, &api->conns, link)
 		if (!o->is_tcp && !o->closing && o->uid != 0 && o->uid != api->uid)
 			others++;
 	return others <= (max - max / 8 ? max - max / 8 : 1) && mine <= (max / 4 ? max / 4 : 1);
@@ -846,10 +831,7 @@ static void on_connection(uv_stream_t *server, int status)
 		api->tcp_conns++;
 	else
 		api->unix_conns++;
-	c->next = api->conns;
-	if (c->next)
-		c->next->prev = c;
-	api->conns = c;
+	LIST_INSERT_HEAD(&api->conns, c, link);
 
 	r = uv_accept(server, &c->h.stream);
 	if (r < 0) {
@@ -1109,6 +1091,8 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 	api->loop = loop;
 	api->ops = ops;
 	api->ctx = ctx;
+	LIST_INIT(&api->conns);
+	TAILQ_INIT(&api->run_queue);
 	api->longest_step_ms = -1;
 	api->uid = (int)getuid();
 	api->idle_ms = SMT_API_IDLE_TIMEOUT_MS;
@@ -1181,9 +1165,10 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 	 * other client is closed once its answers are written (at most
 	 * EXIT_FLUSH_MS): none may delay the daemon's exit.
 	 */
-	struct conn *next;
-	for (struct conn *c = api->conns; c; c = next) {
-		next = c->next;
+	struct conn *c, *next;
+
+	for (c = LIST_FIRST(&api->conns); c; c = next) {
+		next = LIST_NEXT(c, link);
 		if (c->closing)
 			continue;
 		run_queue_remove(c);

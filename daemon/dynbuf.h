@@ -27,17 +27,21 @@ struct smt_dynbuf {
 void smt_dynbuf_init(struct smt_dynbuf *b, size_t cap);
 void smt_dynbuf_free(struct smt_dynbuf *b);
 
-/* Append; 0, -ENOBUFS when the cap would be passed, -ENOMEM. */
-int smt_dynbuf_add(struct smt_dynbuf *b, const void *p, size_t n);
-int smt_dynbuf_addstr(struct smt_dynbuf *b, const char *s);
+/* Append; 0, -ENOBUFS when the cap would be passed, -ENOMEM.  The result
+ * must be looked at: a dropped piece is a line cut short or a body half
+ * sent. */
+int smt_dynbuf_add(struct smt_dynbuf *b, const void *p, size_t n)
+	__attribute__((warn_unused_result));
+int smt_dynbuf_addstr(struct smt_dynbuf *b, const char *s)
+	__attribute__((warn_unused_result));
 int smt_dynbuf_addf(struct smt_dynbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3), warn_unused_result));
 int smt_dynbuf_vaddf(struct smt_dynbuf *b, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+	__attribute__((format(printf, 2, 0), warn_unused_result));
 
 /* Room for N more bytes at the end (returned, or NULL as add fails); the
  * caller writes at most N and then calls smt_dynbuf_commit with how many. */
-char *smt_dynbuf_reserve(struct smt_dynbuf *b, size_t n);
+char *smt_dynbuf_reserve(struct smt_dynbuf *b, size_t n) __attribute__((warn_unused_result));
 void smt_dynbuf_commit(struct smt_dynbuf *b, size_t n);
 
 /* Drop the first N bytes (all when N >= len).  The allocation is kept, or

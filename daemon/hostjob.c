@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include "rankd.h"
 #include "smt_proto.h"
 #include "spawn.h"
+#include "vec.h"
 
 /* What is known of one local rank's program. */
 struct rankproc {
@@ -49,7 +51,7 @@ struct rankproc {
 struct leftover {
 	struct smt_pidwatch *w;
 	struct smt_hostjob *hj;
-	struct leftover *next;
+	LIST_ENTRY(leftover) link;
 };
 
 struct smt_hostjob {
@@ -87,7 +89,7 @@ struct smt_hostjob {
 	uv_timer_t reap_timer;    /* the end of what the final SIGKILL hit, at the latest */
 	int killed;               /* the final SIGKILL went out */
 	double grace_s;           /* the grace running */
-	struct leftover *left;
+	LIST_HEAD(, leftover) left;
 	json_t *launcher_env;
 	char *stacks_dir;         /* under ROOT/output/data/stacks; NULL: there */
 	struct smt_collect *collect;  /* a collection of stacks in progress */
@@ -134,14 +136,8 @@ static struct rankproc *proc_new(struct smt_hostjob *hj, int rank)
 {
 	struct rankproc *p;
 
-	if (hj->nprocs == hj->cap) {
-		size_t cap = hj->cap ? hj->cap * 2 : 16;
-		struct rankproc *v = realloc(hj->procs, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		hj->procs = v;
-		hj->cap = cap;
-	}
+	if (SMT_VEC_RESERVE(hj->procs, hj->cap, hj->nprocs + 1) < 0)
+		return NULL;
 	p = &hj->procs[hj->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->rank = rank;
@@ -329,14 +325,10 @@ static void leftover_ended(void *arg, pid_t pid)
 	struct smt_hostjob *hj = l->hj;
 
 	(void)pid;
-	for (struct leftover **pp = &hj->left; *pp; pp = &(*pp)->next)
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
+	LIST_REMOVE(l, link);
 	smt_pidwatch_stop(l->w);
 	free(l);
-	if (!hj->left) {
+	if (LIST_EMPTY(&hj->left)) {
 		uv_timer_stop(&hj->reap_timer);
 		check_end(hj);
 	}
@@ -354,8 +346,22 @@ static void watch_leftover(void *arg, pid_t pid)
 		free(l);
 		return;
 	}
-	l->next = hj->left;
-	hj->left = l;
+	LIST_INSERT_HEAD(&hj->left, l, link);
+}
+
+/* Stop watching every leftover; how many there were. */
+static int drop_leftovers(struct smt_hostjob *hj)
+{
+	int n = 0;
+
+	while (!LIST_EMPTY(&hj->left)) {
+		struct leftover *l = LIST_FIRST(&hj->left);
+		LIST_REMOVE(l, link);
+		smt_pidwatch_stop(l->w);
+		free(l);
+		n++;
+	}
+	return n;
 }
 
 /* The leftovers killed have not ended (a process stuck in the kernel
@@ -363,15 +369,8 @@ static void watch_leftover(void *arg, pid_t pid)
 static void on_reap_timeout(uv_timer_t *t)
 {
 	struct smt_hostjob *hj = t->data;
-	int n = 0;
+	int n = drop_leftovers(hj);
 
-	while (hj->left) {
-		struct leftover *l = hj->left;
-		hj->left = l->next;
-		smt_pidwatch_stop(l->w);
-		free(l);
-		n++;
-	}
 	if (n > 0)
 		smt_warn("%d process%s of the job killed %d ms ago %s not ended; ending the job "
 			 "without them", n, n == 1 ? "" : "es", SMT_HOSTJOB_END_MS,
@@ -466,7 +465,7 @@ static void check_end(struct smt_hostjob *hj)
 		}
 		return;
 	}
-	if (hj->left) {
+	if (!LIST_EMPTY(&hj->left)) {
 		/* Killed ones are on their way out: a bounded wait. */
 		if (hj->killed && !uv_is_active((uv_handle_t *)&hj->reap_timer))
 			uv_timer_start(&hj->reap_timer, on_reap_timeout, SMT_HOSTJOB_END_MS, 0);
@@ -478,7 +477,7 @@ static void check_end(struct smt_hostjob *hj)
 	if (!hj->killed) {
 		if (hj->stop_signal && uv_is_active((uv_handle_t *)&hj->grace_timer)) {
 			smt_jobtree_signal(hj->tree, 0, watch_leftover, hj);
-			if (hj->left)
+			if (!LIST_EMPTY(&hj->left))
 				return;
 		} else {
 			struct names left = { .hj = hj, .len = 0 };
@@ -487,7 +486,7 @@ static void check_end(struct smt_hostjob *hj)
 				smt_info("killed %d process%s of the job left behind: %s%s", n,
 					 n == 1 ? "" : "es", left.text, left.more ? ", ..." : "");
 			hj->killed = 1;
-			if (hj->left) {
+			if (!LIST_EMPTY(&hj->left)) {
 				uv_timer_start(&hj->reap_timer, on_reap_timeout, SMT_HOSTJOB_END_MS,
 					       0);
 				return;
@@ -915,6 +914,7 @@ int smt_hostjob_new(const struct smt_hostjob_config *cfg, const struct smt_hostj
 	hj->ops = ops;
 	hj->ctx = ctx;
 	hj->cmd_pid = -1;
+	LIST_INIT(&hj->left);
 	rc = smt_jobtree_new(&jc, &hj->tree);
 	if (rc == 0)
 		rc = smt_ranks_new(cfg->current_host, &hj->ranks);
@@ -1136,12 +1136,7 @@ void smt_hostjob_close(struct smt_hostjob *hj, void (*cb)(void *), void *arg)
 	}
 	if (hj->cmd_running)
 		smt_reaper_unwatch(hj->cfg.reaper, hj->cmd_pid);
-	while (hj->left) {
-		struct leftover *l = hj->left;
-		hj->left = l->next;
-		smt_pidwatch_stop(l->w);
-		free(l);
-	}
+	drop_leftovers(hj);
 	for (size_t i = 0; i < hj->nprocs; i++)
 		smt_pidwatch_stop(hj->procs[i].w);
 	smt_pidwatch_stop(hj->orted);

@@ -17,6 +17,7 @@
 #include "jobtree.h"
 #include "log.h"
 #include "procfs.h"
+#include "vec.h"
 
 struct root {
 	pid_t pid;
@@ -212,14 +213,9 @@ int smt_jobtree_add(struct smt_jobtree *jt, pid_t pid)
 	for (size_t i = 0; i < jt->nroots; i++)
 		if (jt->roots[i].pid == pid && jt->roots[i].start == st.starttime)
 			return 0;
-	if (jt->nroots == jt->cap) {
-		size_t cap = jt->cap ? jt->cap * 2 : 16;
-		struct root *r = realloc(jt->roots, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		jt->roots = r;
-		jt->cap = cap;
-	}
+	rc = SMT_VEC_RESERVE(jt->roots, jt->cap, jt->nroots + 1);
+	if (rc < 0)
+		return rc;
 	jt->roots[jt->nroots++] = (struct root){ pid, st.starttime };
 	cgroup_move(jt, pid);
 	return 0;
@@ -231,7 +227,7 @@ struct scan {
 	struct entry *v;
 	size_t n, cap;
 	pid_t *cg;             /* the job cgroup's members, sorted */
-	size_t ncg;
+	size_t ncg, cgcap;
 };
 
 static int cmp_pid(const void *a, const void *b)
@@ -253,10 +249,8 @@ static void read_cgroup(struct smt_jobtree *jt, struct scan *s)
 	if (!f)
 		return;
 	while (fscanf(f, "%ld", &pid) == 1) {
-		pid_t *v = realloc(s->cg, (s->ncg + 1) * sizeof(*v));
-		if (!v)
+		if (SMT_VEC_RESERVE(s->cg, s->cgcap, s->ncg + 1) < 0)
 			break;
-		s->cg = v;
 		s->cg[s->ncg++] = (pid_t)pid;
 	}
 	fclose(f);
@@ -275,15 +269,9 @@ static int scan_proc(struct smt_jobtree *jt, struct scan *s)
 	while ((de = readdir(d)) != NULL) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 256;
-			struct entry *v = realloc(s->v, cap * sizeof(*v));
-			if (!v) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			s->v = v;
-			s->cap = cap;
+		if (SMT_VEC_RESERVE(s->v, s->cap, s->n + 1) < 0) {
+			closedir(d);
+			return -ENOMEM;
 		}
 		if (smt_proc_stat(jt->cfg.proc, (pid_t)atoi(de->d_name), &s->v[s->n].st) == 0) {
 			s->v[s->n].mark = 0;

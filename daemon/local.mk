@@ -10,6 +10,7 @@ AM_CPPFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(SYSTEMD_CFLAGS)
 # Small tools every module may use.
 daemon_libsmtd_a_SOURCES = daemon/log.c daemon/log.h \
 	daemon/dynbuf.c daemon/dynbuf.h \
+	daemon/vec.c daemon/vec.h \
 	daemon/strv.c daemon/strv.h \
 	daemon/textesc.c daemon/textesc.h \
 	daemon/ring.c daemon/ring.h

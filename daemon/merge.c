@@ -18,7 +18,7 @@ struct smt_merge {
 	int sink_full;             /* the sink refused since then */
 	struct smt_record lock_rec; /* its rank and stream, to end its line */
 	const char *lock_host;
-	struct smt_merge_src *head, *tail;   /* sources waiting, in order */
+	TAILQ_HEAD(srcq, smt_merge_src) queue; /* sources waiting, in order */
 	int handles;
 	int closing;
 };
@@ -32,30 +32,15 @@ static void wait_for(struct smt_merge *m, struct smt_merge_src *src)
 	if (src->waiting)
 		return;
 	src->waiting = 1;
-	src->next_waiting = NULL;
-	if (m->tail)
-		m->tail->next_waiting = src;
-	else
-		m->head = src;
-	m->tail = src;
+	TAILQ_INSERT_TAIL(&m->queue, src, wait_link);
 }
 
 static void unlink_waiting(struct smt_merge *m, struct smt_merge_src *src)
 {
-	struct smt_merge_src **pp = &m->head, *prev = NULL;
-
 	if (!src->waiting)
 		return;
-	while (*pp && *pp != src) {
-		prev = *pp;
-		pp = &(*pp)->next_waiting;
-	}
-	if (*pp)
-		*pp = src->next_waiting;
-	if (m->tail == src)
-		m->tail = prev;
+	TAILQ_REMOVE(&m->queue, src, wait_link);
 	src->waiting = 0;
-	src->next_waiting = NULL;
 }
 
 int smt_merge_can_take(const struct smt_merge *m, const struct smt_merge_src *src)
@@ -113,7 +98,7 @@ static void on_cut(uv_timer_t *t)
 	struct smt_merge_src *holder = m->lock;
 	uint64_t idle;
 
-	if (!holder || !m->head)
+	if (!holder || TAILQ_EMPTY(&m->queue))
 		return;
 	idle = uv_now(m->idle.loop) - m->lock_active;
 	if (idle < m->cut_ms) {
@@ -145,13 +130,13 @@ static void arm_cut(struct smt_merge *m)
 static void on_idle(uv_idle_t *h)
 {
 	struct smt_merge *m = h->data;
-	struct smt_merge_src *stop = m->tail;
+	struct smt_merge_src *stop = TAILQ_LAST(&m->queue, srcq);
 
 	uv_idle_stop(h);
-	if (m->head && !m->sink.room(m->arg))
+	if (!TAILQ_EMPTY(&m->queue) && !m->sink.room(m->arg))
 		m->sink_full = 1;
-	while (m->head && m->sink.room(m->arg)) {
-		struct smt_merge_src *src = m->head;
+	while (!TAILQ_EMPTY(&m->queue) && m->sink.room(m->arg)) {
+		struct smt_merge_src *src = TAILQ_FIRST(&m->queue);
 		int last = src == stop;
 
 		if (m->lock && m->lock != src) {
@@ -182,7 +167,7 @@ void smt_merge_wake(struct smt_merge *m)
 		m->sink_full = 0;
 		m->lock_active = uv_now(m->idle.loop);
 	}
-	if (m->head && !m->closing) {
+	if (!TAILQ_EMPTY(&m->queue) && !m->closing) {
 		uv_idle_start(&m->idle, on_idle);
 		if (m->lock)
 			arm_cut(m);
@@ -217,6 +202,7 @@ int smt_merge_new(uv_loop_t *loop, int line_atomic, unsigned cut_ms,
 
 	if (!m)
 		return -ENOMEM;
+	TAILQ_INIT(&m->queue);
 	m->line_atomic = line_atomic;
 	m->cut_ms = cut_ms ? cut_ms : SMT_MERGE_CUT_MS;
 	m->sink = *sink;

@@ -31,6 +31,7 @@
 #ifndef SMT_MERGE_H
 #define SMT_MERGE_H
 
+#include <sys/queue.h>
 #include <uv.h>
 
 #include "record.h"
@@ -40,7 +41,7 @@ struct smt_merge;
 /* Embedded in the source's own struct; only RESUME is the source's to set. */
 struct smt_merge_src {
 	void (*resume)(struct smt_merge_src *src);
-	struct smt_merge_src *next_waiting;
+	TAILQ_ENTRY(smt_merge_src) wait_link;
 	int waiting;
 	int cut;      /* its line was ended for it: the next piece is tagged */
 };

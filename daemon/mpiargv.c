@@ -10,6 +10,7 @@
 #include "mpiargv.h"
 #include "smt_proto.h"
 #include "shellwords.h"
+#include "vec.h"
 
 const char *const smt_mpiargv_aws_names[] = {
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
@@ -47,14 +48,8 @@ static int add(struct items *it, const char *key, int n, const char *w0, const c
 	const char *w[3] = { w0, w1, w2 };
 	struct item *item;
 
-	if (it->n == it->cap) {
-		size_t cap = it->cap ? it->cap * 2 : 64;
-		struct item *p = realloc(it->v, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		it->v = p;
-		it->cap = cap;
-	}
+	if (SMT_VEC_RESERVE(it->v, it->cap, it->n + 1) < 0)
+		return -ENOMEM;
 	item = &it->v[it->n++];
 	memset(item, 0, sizeof(*item));
 	item->n = n;

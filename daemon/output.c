@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/queue.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +56,7 @@ struct source {
 	int pty;                     /* a pty's master (EIO is its end) */
 	int done;                    /* every byte taken: the stream is over */
 	int log_waiting;
-	struct source *next;
+	SLIST_ENTRY(source) link;
 };
 
 /* A rank's --rank-log-dir file. */
@@ -64,7 +65,7 @@ struct ranklog {
 	int mark_gen;                /* the attempt's mark it has */
 	struct smt_fdwriter *w;
 	struct smt_output *o;
-	struct ranklog *next;
+	SLIST_ENTRY(ranklog) link;
 };
 
 /* A worker on the leader: its batches, taken in turn by one source of the
@@ -74,8 +75,8 @@ struct rhost {
 	struct smt_merge_src ms;     /* first: the merger hands it back */
 	struct smt_output *o;
 	char *host;
-	struct remote *batches;      /* in arrival order; the first is being taken */
-	struct rhost *next;
+	TAILQ_HEAD(, remote) batches; /* in arrival order; the first is being taken */
+	SLIST_ENTRY(rhost) link;
 };
 
 /* A worker's batch on the leader. */
@@ -85,7 +86,7 @@ struct remote {
 	smt_output_batch_cb done;
 	void *arg;
 	json_t *final;
-	struct remote *next;
+	TAILQ_ENTRY(remote) link;
 };
 
 /* The launched command's own stdout or stderr. */
@@ -102,9 +103,9 @@ struct smt_output {
 	struct smt_merge *merge;
 	struct smt_fdwriter *stdout_w;
 	struct smt_outbox *outbox;
-	struct source *sources;
-	struct rhost *rhosts;
-	struct ranklog *ranklogs;
+	SLIST_HEAD(, source) sources;
+	SLIST_HEAD(, rhost) rhosts;
+	SLIST_HEAD(, ranklog) ranklogs;
 	int ranklog_dirfd;
 	struct msgsrc msg[2];
 	struct smt_ring log;
@@ -201,6 +202,13 @@ static void account(struct smt_output *o, const struct smt_record *r, const char
 		o->cfg.local_line(o->cfg.arg, r->rank, r->stream, kept, kept_len);
 }
 
+/* LINE and its newline into Q, whole or not at all: a line queued
+ * without its newline would run into the next one. */
+static int queue_line(struct smt_dynbuf *q, const char *line)
+{
+	return smt_dynbuf_addf(q, "%s\n", line);
+}
+
 static void ranklog_put(struct ranklog *l, const struct smt_record *r)
 {
 	struct smt_dynbuf *q = smt_fdwriter_queue(l->w);
@@ -215,7 +223,9 @@ static void ranklog_put(struct ranklog *l, const struct smt_record *r)
 
 static struct ranklog *ranklog_of(struct smt_output *o, int rank)
 {
-	for (struct ranklog *l = o->ranklogs; l; l = l->next)
+	struct ranklog *l;
+
+	SLIST_FOREACH(l, &o->ranklogs, link)
 		if (l->rank == rank)
 			return l;
 	return NULL;
@@ -285,6 +295,7 @@ static int source_emit(void *arg, unsigned flags, const char *p, size_t n)
 static void source_finish(struct source *s)
 {
 	struct smt_output *o = s->o;
+	struct source *t;
 	int other_done = 1;
 
 	s->done = 1;
@@ -292,7 +303,7 @@ static void source_finish(struct source *s)
 	smt_framer_free(&s->framer);
 	smt_dynbuf_free(&s->pending);
 	o->open_streams--;
-	for (struct source *t = o->sources; t; t = t->next)
+	SLIST_FOREACH(t, &o->sources, link)
 		if (t != s && t->rank == s->rank && !t->done)
 			other_done = 0;
 	if (other_done && o->cfg.streams_ended)
@@ -447,7 +458,9 @@ static void on_ranklog_room(void *arg)
 {
 	struct ranklog *l = arg;
 
-	for (struct source *s = l->o->sources; s; s = s->next)
+	struct source *s;
+
+	SLIST_FOREACH(s, &l->o->sources, link)
 		if (s->log == l && s->log_waiting) {
 			s->log_waiting = 0;
 			source_pump(s);
@@ -498,8 +511,7 @@ static int open_ranklog(struct smt_output *o, int rank, struct ranklog **out)
 	l->rank = rank;
 	l->o = o;
 	smt_fdwriter_on_room(l->w, on_ranklog_room, l);
-	l->next = o->ranklogs;
-	o->ranklogs = l;
+	SLIST_INSERT_HEAD(&o->ranklogs, l, link);
 	*out = l;
 	return 0;
 }
@@ -541,8 +553,7 @@ static int add_source(struct smt_output *o, int rank, enum smt_stream stream, in
 	}
 	source_handle(s)->data = s;
 	o->handles++;
-	s->next = o->sources;
-	o->sources = s;
+	SLIST_INSERT_HEAD(&o->sources, s, link);
 	o->open_streams++;
 	rc = s->pty ? 0 : uv_pipe_open(&s->pipe, fd);
 	if (rc < 0) {
@@ -564,9 +575,10 @@ int smt_output_add_rank(struct smt_output *o, int rank, int out_fd, int err_fd)
 	open_ranklog(o, rank, &log);
 	if (log && o->mark && log->mark_gen != o->mark_gen) {
 		/* The rank's file says where each attempt begins. */
-		struct smt_dynbuf *q = smt_fdwriter_queue(log->w);
-		if (smt_dynbuf_addstr(q, o->mark) == 0)
-			smt_dynbuf_add(q, "\n", 1);
+		int rc2 = queue_line(smt_fdwriter_queue(log->w), o->mark);
+		if (rc2 < 0)
+			smt_warn("rank %d's log file: the attempt's mark: %s", rank,
+				 strerror(-rc2));
 		smt_fdwriter_kick(log->w);
 		log->mark_gen = o->mark_gen;
 	}
@@ -587,7 +599,10 @@ int smt_output_open_streams(const struct smt_output *o)
 
 void smt_output_close_streams(struct smt_output *o)
 {
-	for (struct source *s = o->sources; s; s = s->next) {
+	struct source *s;
+	struct rhost *h;
+
+	SLIST_FOREACH(s, &o->sources, link) {
 		if (s->done || s->eof_seen)
 			continue;
 		s->eof_seen = 1;
@@ -600,8 +615,8 @@ void smt_output_close_streams(struct smt_output *o)
 			uv_close((uv_handle_t *)&o->msg[i].pipe, msg_closed);
 		}
 	/* Nor does a worker's line left unfinished hold the others back. */
-	for (struct rhost *h = o->rhosts; h; h = h->next)
-		if (!h->batches)
+	SLIST_FOREACH(h, &o->rhosts, link)
+		if (TAILQ_EMPTY(&h->batches))
 			rhost_release(h);
 }
 
@@ -643,17 +658,25 @@ static void msg_line(struct smt_output *o, const char *p, size_t n)
 		return;
 	}
 	struct smt_dynbuf b;
-	int inv = 0;
+	int inv = 0, rc;
 	char ts[40];
 
+	/* The cap holds the longest line; only running out of memory fails,
+	 * and then nothing is written rather than a broken object. */
 	smt_dynbuf_init(&b, SMT_JSON_ESCAPE_MAX(MSG_LINE_MAX + 256) + 512);
 	smt_log_time((long long)now_ms(), ts, sizeof(ts));
-	smt_dynbuf_addf(&b, "{\"" SMT_F_TIME "\":\"%s\",\"" SMT_F_HOST "\":\"", ts);
-	smt_json_escape_add(&b, o->cfg.current_host, strlen(o->cfg.current_host), &inv);
-	smt_dynbuf_addf(&b, "\",\"" SMT_F_STREAM "\":\"%s\",\"" SMT_F_LINE "\":\"",
-			o->cfg.msg_name);
-	smt_json_escape_add(&b, p, n, &inv);
-	if (smt_dynbuf_addstr(&b, "\"}\n") == 0)
+	rc = smt_dynbuf_addf(&b, "{\"" SMT_F_TIME "\":\"%s\",\"" SMT_F_HOST "\":\"", ts);
+	if (rc == 0)
+		rc = smt_json_escape_add(&b, o->cfg.current_host, strlen(o->cfg.current_host),
+					 &inv);
+	if (rc == 0)
+		rc = smt_dynbuf_addf(&b, "\",\"" SMT_F_STREAM "\":\"%s\",\"" SMT_F_LINE "\":\"",
+				     o->cfg.msg_name);
+	if (rc == 0)
+		rc = smt_json_escape_add(&b, p, n, &inv);
+	if (rc == 0)
+		rc = smt_dynbuf_addstr(&b, "\"}\n");
+	if (rc == 0)
 		write_all(o->cfg.msg_fd, b.p, b.len);
 	smt_dynbuf_free(&b);
 }
@@ -744,6 +767,17 @@ static void remote_free(struct remote *rb)
 	free(rb);
 }
 
+/* Every batch of H goes, untaken and unanswered. */
+static void drop_batches(struct rhost *h)
+{
+	struct remote *rb;
+
+	while ((rb = TAILQ_FIRST(&h->batches))) {
+		TAILQ_REMOVE(&h->batches, rb, link);
+		remote_free(rb);
+	}
+}
+
 /* The host's line lock goes: it sends nothing more (for now, or ever). */
 static void rhost_release(struct rhost *h)
 {
@@ -755,7 +789,7 @@ static void remote_pump(struct rhost *h)
 	struct smt_output *o = h->o;
 	struct remote *rb;
 
-	while ((rb = h->batches)) {
+	while ((rb = TAILQ_FIRST(&h->batches))) {
 		int rc = 0;
 
 		while (rb->off < rb->len) {
@@ -781,7 +815,7 @@ static void remote_pump(struct rhost *h)
 				return;
 			rb->off += used;
 		}
-		h->batches = rb->next;
+		TAILQ_REMOVE(&h->batches, rb, link);
 		if (rb->done)
 			rb->done(rb->arg, rc, rb->final);
 		remote_free(rb);
@@ -801,7 +835,7 @@ static struct rhost *rhost_of(struct smt_output *o, const char *host)
 {
 	struct rhost *h;
 
-	for (h = o->rhosts; h; h = h->next)
+	SLIST_FOREACH(h, &o->rhosts, link)
 		if (!strcmp(h->host, host))
 			return h;
 	h = calloc(1, sizeof(*h));
@@ -811,8 +845,8 @@ static struct rhost *rhost_of(struct smt_output *o, const char *host)
 	}
 	h->o = o;
 	h->ms.resume = remote_resume;
-	h->next = o->rhosts;
-	o->rhosts = h;
+	TAILQ_INIT(&h->batches);
+	SLIST_INSERT_HEAD(&o->rhosts, h, link);
 	return h;
 }
 
@@ -820,19 +854,14 @@ int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t
 		      smt_output_batch_cb done, void *arg)
 {
 	struct rhost *h = rhost_of(o, host);
-	struct remote *rb = h ? calloc(1, sizeof(*rb)) : NULL, **pp;
+	struct remote *rb = h ? malloc(sizeof(*rb)) : NULL;
 
 	if (!rb) {
 		free(body);
 		return -ENOMEM;
 	}
-	rb->body = body;
-	rb->len = len;
-	rb->done = done;
-	rb->arg = arg;
-	for (pp = &h->batches; *pp; pp = &(*pp)->next)
-		;
-	*pp = rb;
+	*rb = (struct remote){ .body = body, .len = len, .done = done, .arg = arg };
+	TAILQ_INSERT_TAIL(&h->batches, rb, link);
 	/* Taken from the loop, after what the host sent before. */
 	smt_merge_defer(o->merge, &h->ms);
 	return 0;
@@ -840,36 +869,34 @@ int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t
 
 void smt_output_remote_cancel(struct smt_output *o, smt_output_batch_cb done, void *arg)
 {
-	for (struct rhost *h = o->rhosts; h; h = h->next) {
-		struct remote **pp = &h->batches;
+	struct rhost *h;
+
+	SLIST_FOREACH(h, &o->rhosts, link) {
+		struct remote *rb, *next;
 		int hit = 0;
 
-		while (*pp) {
-			struct remote *rb = *pp;
+		for (rb = TAILQ_FIRST(&h->batches); rb; rb = next) {
+			next = TAILQ_NEXT(rb, link);
 			if (!done || (rb->done == done && rb->arg == arg)) {
-				*pp = rb->next;
+				TAILQ_REMOVE(&h->batches, rb, link);
 				remote_free(rb);
 				hit = 1;
-			} else {
-				pp = &rb->next;
 			}
 		}
 		/* A line it left unfinished stays so. */
-		if ((hit || !done) && !h->batches)
+		if ((hit || !done) && TAILQ_EMPTY(&h->batches))
 			rhost_release(h);
 	}
 }
 
 void smt_output_remote_lost(struct smt_output *o, const char *host)
 {
-	for (struct rhost *h = o->rhosts; h; h = h->next) {
+	struct rhost *h;
+
+	SLIST_FOREACH(h, &o->rhosts, link) {
 		if (strcmp(h->host, host) != 0)
 			continue;
-		while (h->batches) {
-			struct remote *rb = h->batches;
-			h->batches = rb->next;
-			remote_free(rb);
-		}
+		drop_batches(h);
 		rhost_release(h);
 	}
 }
@@ -924,14 +951,14 @@ void smt_output_mark(struct smt_output *o, int attempt, const char *line)
 		json_t *j = json_pack("{s:s, s:i, s:s}", "smtd", "attempt", "attempt", attempt,
 				      "message", line);
 		char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-		rc = text ? smt_dynbuf_addstr(q, text) : -ENOMEM;
+		rc = text ? queue_line(q, text) : -ENOMEM;
 		free(text);
 		json_decref(j);
 	} else {
-		rc = smt_dynbuf_addstr(q, line);
+		rc = queue_line(q, line);
 	}
-	if (rc == 0)
-		smt_dynbuf_add(q, "\n", 1);
+	if (rc < 0)
+		smt_warn("the attempt's mark on stdout: %s", strerror(-rc));
 	smt_fdwriter_kick(o->stdout_w);
 }
 
@@ -946,6 +973,9 @@ int smt_output_new(const struct smt_output_config *cfg, struct smt_output **out)
 		return -ENOMEM;
 	o->cfg = *cfg;
 	o->ranklog_dirfd = -1;
+	SLIST_INIT(&o->sources);
+	SLIST_INIT(&o->rhosts);
+	SLIST_INIT(&o->ranklogs);
 	smt_ring_init(&o->log, SMT_OUTPUT_LOG_LINES, SMT_OUTPUT_LOG_BYTES);
 	smt_ring_init(&o->msgring, SMT_OUTPUT_MSG_LINES, SMT_OUTPUT_MSG_BYTES);
 	if (!o->cfg.msg_name)
@@ -1130,7 +1160,9 @@ void smt_output_close(struct smt_output *o, void (*cb)(void *), void *arg)
 	o->closing = 1;
 	o->closed_cb = cb;
 	o->closed_arg = arg;
-	for (struct source *s = o->sources; s; s = s->next)
+	struct source *s;
+
+	SLIST_FOREACH(s, &o->sources, link)
 		close_pipe(s);
 	for (int i = 0; i < 2; i++)
 		if (o->msg[i].open) {
@@ -1148,27 +1180,24 @@ void smt_output_free(struct smt_output *o)
 {
 	if (!o)
 		return;
-	while (o->sources) {
-		struct source *s = o->sources;
-		o->sources = s->next;
+	struct source *s;
+	struct rhost *h;
+	struct ranklog *l;
+
+	while ((s = SLIST_FIRST(&o->sources))) {
+		SLIST_REMOVE_HEAD(&o->sources, link);
 		smt_framer_free(&s->framer);
 		smt_dynbuf_free(&s->pending);
 		free(s);
 	}
-	while (o->rhosts) {
-		struct rhost *h = o->rhosts;
-		o->rhosts = h->next;
-		while (h->batches) {
-			struct remote *rb = h->batches;
-			h->batches = rb->next;
-			remote_free(rb);
-		}
+	while ((h = SLIST_FIRST(&o->rhosts))) {
+		SLIST_REMOVE_HEAD(&o->rhosts, link);
+		drop_batches(h);
 		free(h->host);
 		free(h);
 	}
-	while (o->ranklogs) {
-		struct ranklog *l = o->ranklogs;
-		o->ranklogs = l->next;
+	while ((l = SLIST_FIRST(&o->ranklogs))) {
+		SLIST_REMOVE_HEAD(&o->ranklogs, link);
 		smt_fdwriter_close(l->w);
 		free(l);
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -37,7 +38,7 @@ struct conn {
 	enum phase phase;
 	int closing;
 	int handles;
-	struct conn *next;
+	LIST_ENTRY(conn) link;  /* in rd->conns until it starts closing */
 };
 
 struct smt_rankd {
@@ -49,7 +50,7 @@ struct smt_rankd {
 	char *path;
 	dev_t dev;
 	ino_t ino;
-	struct conn *conns;
+	LIST_HEAD(, conn) conns;
 	unsigned nconns;
 	int closing;
 	int handles;
@@ -83,11 +84,7 @@ static void conn_close(struct conn *c)
 	if (c->closing)
 		return;
 	c->closing = 1;
-	for (struct conn **pp = &rd->conns; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
+	LIST_REMOVE(c, link);
 	if (c->phase != P_HELLO && c->phase != P_DONE && !rd->closing && rd->ops->hangup)
 		rd->ops->hangup(rd->ctx, c->rank);
 	uv_close((uv_handle_t *)&c->poll, conn_closed);
@@ -353,8 +350,7 @@ static void on_accept(uv_poll_t *h, int status, int events)
 		c->handles = 2;
 		rd->handles++;
 		rd->nconns++;
-		c->next = rd->conns;
-		rd->conns = c;
+		LIST_INSERT_HEAD(&rd->conns, c, link);
 		uv_poll_start(&c->poll, UV_READABLE, on_conn);
 		uv_timer_start(&c->timer, on_hello_timeout, HELLO_TIMEOUT_MS, 0);
 	}
@@ -380,6 +376,7 @@ int smt_rankd_listen(uv_loop_t *loop, const char *path, const struct smt_rankd_o
 		free(rd);
 		return -ENOMEM;
 	}
+	LIST_INIT(&rd->conns);
 	rd->loop = loop;
 	rd->ops = ops;
 	rd->ctx = ctx;
@@ -410,8 +407,8 @@ void smt_rankd_close(struct smt_rankd *rd)
 	if (!rd)
 		return;
 	rd->closing = 1;
-	while (rd->conns)
-		conn_close(rd->conns);
+	while (!LIST_EMPTY(&rd->conns))
+		conn_close(LIST_FIRST(&rd->conns));
 	/* Remove the file only while it is still ours. */
 	if (stat(rd->path, &st) == 0 && st.st_dev == rd->dev && st.st_ino == rd->ino)
 		unlink(rd->path);

@@ -12,32 +12,31 @@
 #include "ranks.h"
 #include "smt_proto.h"
 #include "textesc.h"
+#include "vec.h"
 
 struct smt_ranks {
-	struct smt_rank **v;
-	int nslots;
+	struct smt_rank **v;  /* by rank number; NULL where none yet */
+	size_t nslots;
 	int count;            /* highest rank + 1 */
 	int nlocal, local_alive;
 	char **hosts;         /* interned host names; hosts[0] is this host */
-	size_t nhosts;
+	size_t nhosts, hostscap;
 	char scratch[SMT_KEEP_LINE_MAX]; /* a long line's head, handed out */
 };
 
 static const char *intern(struct smt_ranks *t, const char *host)
 {
-	char **hosts, *copy;
+	char *copy;
 
 	for (size_t i = 0; i < t->nhosts; i++)
 		if (!strcmp(t->hosts[i], host))
 			return t->hosts[i];
 	if (!(copy = strdup(host)))
 		return NULL;
-	hosts = realloc(t->hosts, (t->nhosts + 1) * sizeof(*hosts));
-	if (!hosts) {
+	if (SMT_VEC_RESERVE(t->hosts, t->hostscap, t->nhosts + 1) < 0) {
 		free(copy);
 		return NULL;
 	}
-	t->hosts = hosts;
 	t->hosts[t->nhosts++] = copy;
 	return copy;
 }
@@ -73,7 +72,7 @@ void smt_ranks_free(struct smt_ranks *t)
 {
 	if (!t)
 		return;
-	for (int i = 0; i < t->nslots; i++)
+	for (size_t i = 0; i < t->nslots; i++)
 		rank_free(t->v[i]);
 	free(t->v);
 	for (size_t i = 0; i < t->nhosts; i++)
@@ -84,7 +83,7 @@ void smt_ranks_free(struct smt_ranks *t)
 
 void smt_ranks_clear(struct smt_ranks *t)
 {
-	for (int i = 0; i < t->nslots; i++) {
+	for (size_t i = 0; i < t->nslots; i++) {
 		rank_free(t->v[i]);
 		t->v[i] = NULL;
 	}
@@ -98,23 +97,13 @@ struct smt_rank *smt_ranks_get(struct smt_ranks *t, int rank, const char *host, 
 
 	if (rank < 0 || rank > SMT_RANK_MAX)
 		return NULL;
-	if (rank < t->nslots && t->v[rank])
+	if ((size_t)rank < t->nslots && t->v[rank])
 		return t->v[rank];
 	if (!create)
 		return NULL;
-	if (rank >= t->nslots) {
-		int n = t->nslots ? t->nslots : 16;
-		struct smt_rank **v;
-
-		while (n <= rank)
-			n *= 2;
-		v = realloc(t->v, (size_t)n * sizeof(*v));
-		if (!v)
-			return NULL;
-		memset(v + t->nslots, 0, (size_t)(n - t->nslots) * sizeof(*v));
-		t->v = v;
-		t->nslots = n;
-	}
+	/* New slots come NULL (vec.h). */
+	if (SMT_VEC_RESERVE(t->v, t->nslots, (size_t)rank + 1) < 0)
+		return NULL;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
@@ -140,7 +129,7 @@ struct smt_rank *smt_ranks_get(struct smt_ranks *t, int rank, const char *host, 
 
 const struct smt_rank *smt_ranks_find(const struct smt_ranks *t, int rank)
 {
-	return rank >= 0 && rank < t->nslots ? t->v[rank] : NULL;
+	return rank >= 0 && (size_t)rank < t->nslots ? t->v[rank] : NULL;
 }
 
 int smt_ranks_count(const struct smt_ranks *t)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,12 +18,12 @@ struct watch {
 	pid_t pid;
 	smt_reaper_cb cb;
 	void *arg;
-	struct watch *next;
+	LIST_ENTRY(watch) link;
 };
 
 struct smt_reaper {
 	uv_signal_t sigchld;
-	struct watch *watches;
+	LIST_HEAD(, watch) watches;
 	smt_reaper_any_cb any_cb;
 	void *any_arg;
 	int closing_handles;
@@ -32,7 +33,7 @@ struct smt_reaper {
 /* SIGCHLD keeps the loop alive exactly while someone waits for a child. */
 static void update_ref(struct smt_reaper *r)
 {
-	if (r->watches)
+	if (!LIST_EMPTY(&r->watches))
 		uv_ref((uv_handle_t *)&r->sigchld);
 	else
 		uv_unref((uv_handle_t *)&r->sigchld);
@@ -55,11 +56,12 @@ int uv_spawn(uv_loop_t *loop, uv_process_t *handle, const uv_process_options_t *
 
 static struct watch *take_watch(struct smt_reaper *r, pid_t pid)
 {
-	for (struct watch **w = &r->watches; *w; w = &(*w)->next) {
-		if ((*w)->pid == pid) {
-			struct watch *found = *w;
-			*w = found->next;
-			return found;
+	struct watch *w;
+
+	LIST_FOREACH(w, &r->watches, link) {
+		if (w->pid == pid) {
+			LIST_REMOVE(w, link);
+			return w;
 		}
 	}
 	return NULL;
@@ -112,6 +114,7 @@ int smt_reaper_new(uv_loop_t *loop, struct smt_reaper **out)
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
+	LIST_INIT(&r->watches);
 	/* As PID 1 orphans come to us anyway; otherwise ask for them. */
 	if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		smt_warn("cannot become a child subreaper (%s): orphaned job processes "
@@ -142,15 +145,19 @@ int smt_reaper_watch(struct smt_reaper *r, pid_t pid, smt_reaper_cb cb, void *ar
 
 	if (w == NULL)
 		return -ENOMEM;
-	*w = (struct watch){ pid, cb, arg, r->watches };
-	r->watches = w;
+	*w = (struct watch){ .pid = pid, .cb = cb, .arg = arg };
+	LIST_INSERT_HEAD(&r->watches, w, link);
 	update_ref(r);
 	return 0;
 }
 
 int smt_reaper_watched(const struct smt_reaper *r, pid_t pid)
 {
-	for (const struct watch *w = r ? r->watches : NULL; w; w = w->next)
+	const struct watch *w;
+
+	if (!r)
+		return 0;
+	LIST_FOREACH(w, &r->watches, link)
 		if (w->pid == pid)
 			return 1;
 	return 0;
@@ -172,9 +179,9 @@ static void on_closed(uv_handle_t *h)
 
 void smt_reaper_close(struct smt_reaper *r)
 {
-	while (r->watches) {
-		struct watch *w = r->watches;
-		r->watches = w->next;
+	while (!LIST_EMPTY(&r->watches)) {
+		struct watch *w = LIST_FIRST(&r->watches);
+		LIST_REMOVE(w, link);
 		free(w);
 	}
 	r->closing_handles = 1;

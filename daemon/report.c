@@ -17,6 +17,7 @@
 #include "report.h"
 #include "smt_proto.h"
 #include "textesc.h"
+#include "vec.h"
 
 const struct smt_failure_kind_info smt_failure_kinds[SMT_FAIL_COUNT] = {
 	[SMT_FAIL_STOPPED] = { "Stopped", -1,
@@ -507,8 +508,10 @@ void smt_report_analyse(const struct smt_report_input *in, struct smt_report *r)
 /* ---- the failure text ---- */
 
 struct lines {
-	char **line;
-	size_t *len;
+	struct {
+		char *p;
+		size_t len;
+	} *v;
 	size_t n, cap;
 	int skip_noise;
 };
@@ -517,25 +520,13 @@ static int add_line(struct lines *l, const char *p, size_t n)
 {
 	if (l->skip_noise && smt_mpimsg_noise(p, n))
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		char **line = realloc(l->line, cap * sizeof(*line));
-		size_t *len;
-
-		if (!line)
-			return -ENOMEM;
-		l->line = line;
-		len = realloc(l->len, cap * sizeof(*len));
-		if (!len)
-			return -ENOMEM;
-		l->len = len;
-		l->cap = cap;
-	}
-	l->line[l->n] = malloc(n ? n : 1);
-	if (!l->line[l->n])
+	if (SMT_VEC_RESERVE(l->v, l->cap, l->n + 1) < 0)
 		return -ENOMEM;
-	memcpy(l->line[l->n], p, n);
-	l->len[l->n++] = n;
+	l->v[l->n].p = malloc(n ? n : 1);
+	if (!l->v[l->n].p)
+		return -ENOMEM;
+	memcpy(l->v[l->n].p, p, n);
+	l->v[l->n++].len = n;
 	return 0;
 }
 
@@ -609,16 +600,16 @@ int smt_report_build(const struct smt_report_input *in, const struct smt_report 
 	 * even the last one fits, its beginning. */
 	room = SMT_REPORT_SHOWN - tl;
 	first = l.n;
-	for (size_t used = 0; first > 0 && used + l.len[first - 1] + 1 <= room; first--)
-		used += l.len[first - 1] + 1;
+	for (size_t used = 0; first > 0 && used + l.v[first - 1].len + 1 <= room; first--)
+		used += l.v[first - 1].len + 1;
 	if (first == l.n && l.n > 0)
 		first = l.n - 1;
 	if (from_start)
 		first = 0;
 	for (size_t i = first; i < l.n && tl < SMT_REPORT_SHOWN - 1; i++) {
-		if (from_start && i > 0 && tl + l.len[i] + 1 > SMT_REPORT_SHOWN - 1)
+		if (from_start && i > 0 && tl + l.v[i].len + 1 > SMT_REPORT_SHOWN - 1)
 			break;
-		append_report_line(t, &tl, SMT_REPORT_SHOWN - 1, l.line[i], l.len[i]);
+		append_report_line(t, &tl, SMT_REPORT_SHOWN - 1, l.v[i].p, l.v[i].len);
 		t[tl++] = '\n';
 		t[tl] = '\0';
 	}
@@ -628,9 +619,8 @@ int smt_report_build(const struct smt_report_input *in, const struct smt_report 
 	err = 0;
 out:
 	for (size_t i = 0; i < l.n; i++)
-		free(l.line[i]);
-	free(l.line);
-	free(l.len);
+		free(l.v[i].p);
+	free(l.v);
 	free(t);
 	free(dump);
 	free(mine);

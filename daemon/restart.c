@@ -14,6 +14,7 @@
 #include "restart.h"
 #include "safefile.h"
 #include "smt_proto.h"
+#include "vec.h"
 
 /* An earlier attempt's line in the failure file keeps at most this much,
  * so that a few of them and the last one's fit the bytes SageMaker shows. */
@@ -37,20 +38,7 @@ struct smt_restart {
 
 static int reserve(struct smt_restart *r, int attempt)
 {
-	size_t need = (size_t)attempt + 1;
-
-	if (need <= r->cap)
-		return 0;
-	size_t cap = r->cap ? r->cap * 2 : 4;
-	while (cap < need)
-		cap *= 2;
-	struct record *v = realloc(r->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	memset(v + r->cap, 0, (cap - r->cap) * sizeof(*v));
-	r->v = v;
-	r->cap = cap;
-	return 0;
+	return SMT_VEC_RESERVE(r->v, r->cap, (size_t)attempt + 1);
 }
 
 int smt_restart_new(long max, double delay, struct smt_restart **out)

@@ -22,6 +22,7 @@
 #include "stackgroup.h"
 #include "stackparse.h"
 #include "textesc.h"
+#include "vec.h"
 
 #define POSITION_MAX 256
 #define LIST_RANKS_MAX 8
@@ -46,7 +47,7 @@ struct rank {
 
 struct group {
 	char *key;
-	size_t n;
+	size_t n, cap;
 	size_t *members;           /* indices into ranks, by rank number */
 	char position[POSITION_MAX];
 	int odd;
@@ -56,7 +57,7 @@ struct smt_stackgroup {
 	struct rank *r;
 	size_t n;
 	struct group *g;
-	size_t ng;
+	size_t ng, gcap;
 	int majority;          /* group index, -1: none */
 	size_t *order;         /* groups in the order they are shown */
 	int *odd;              /* rank numbers */
@@ -371,11 +372,8 @@ static char *stack_key(const struct smt_stack *st)
 
 static int add_member(struct group *g, size_t idx)
 {
-	size_t *m = realloc(g->members, (g->n + 1) * sizeof(*m));
-
-	if (m == NULL)
+	if (SMT_VEC_RESERVE(g->members, g->cap, g->n + 1) < 0)
 		return -ENOMEM;
-	g->members = m;
 	g->members[g->n++] = idx;
 	return 0;
 }
@@ -403,14 +401,12 @@ static int group_rank(struct smt_stackgroup *sg, size_t idx)
 			return add_member(&sg->g[i], idx);
 		}
 	}
-	struct group *g = realloc(sg->g, (sg->ng + 1) * sizeof(*g));
-	if (g == NULL) {
+	if (SMT_VEC_RESERVE(sg->g, sg->gcap, sg->ng + 1) < 0) {
 		free(key);
 		smt_stack_free(st);
 		return -ENOMEM;
 	}
-	sg->g = g;
-	g = &sg->g[sg->ng];
+	struct group *g = &sg->g[sg->ng];
 	memset(g, 0, sizeof(*g));
 	g->key = key;
 	position_of(st, g->position, sizeof(g->position));

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "stackparse.h"
+#include "vec.h"
 
 struct parser {
 	struct smt_stack *st;
 	struct smt_thread *cur;   /* the thread frames go to */
+	size_t threads_cap;       /* the room of st->threads */
 	int after_py_frame;       /* the previous line was a Python File line */
 };
 
@@ -72,12 +74,11 @@ static long number(const char **p, const char *end, int base)
 static struct smt_thread *new_thread(struct parser *p)
 {
 	struct smt_stack *st = p->st;
-	struct smt_thread *t = realloc(st->threads, (st->nthreads + 1) * sizeof(*t));
-
-	if (t == NULL)
+	/* The frames point into their thread, never at it, so the threads
+	 * may move. */
+	if (SMT_VEC_RESERVE(st->threads, p->threads_cap, st->nthreads + 1) < 0)
 		return NULL;
-	st->threads = t;
-	p->cur = &t[st->nthreads++];
+	p->cur = &st->threads[st->nthreads++];
 	memset(p->cur, 0, sizeof(*p->cur));
 	p->after_py_frame = 0;
 	return p->cur;
@@ -97,11 +98,9 @@ static struct smt_frame *new_frame(struct parser *p, const char *func, size_t le
 
 	if (t == NULL)
 		return NULL;
-	f = realloc(t->frames, (t->nframes + 1) * sizeof(*f));
-	if (f == NULL)
+	if (SMT_VEC_RESERVE(t->frames, t->frames_cap, t->nframes + 1) < 0)
 		return NULL;
-	t->frames = f;
-	f = &f[t->nframes];
+	f = &t->frames[t->nframes];
 	memset(f, 0, sizeof(*f));
 	f->func = len ? strndup(func, len) : strdup("??");
 	if (f->func == NULL)

@@ -59,6 +59,7 @@ struct smt_thread {
 	int main;         /* the process's main thread (exactly one thread has it) */
 	size_t nframes;
 	struct smt_frame *frames; /* innermost first */
+	size_t frames_cap;        /* the room of frames (the parser's) */
 };
 
 struct smt_stack {

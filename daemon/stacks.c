@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "rankcred.h"
 #include "spawn.h"
 #include "stacks.h"
+#include "vec.h"
 
 #define STDERR_MAX (16 * 1024)
 #define READ_CHUNK (64 * 1024)
@@ -52,8 +54,8 @@ struct tpipe {
 
 struct read {
 	struct smt_stacks *s;
-	struct read *next, *prev;  /* every read not yet finished */
-	struct read *qnext;        /* the queue of reads waiting for a slot */
+	LIST_ENTRY(read) link;     /* every read not yet finished */
+	TAILQ_ENTRY(read) wait;    /* the queue of reads waiting for a slot */
 	pid_t pid;
 	smt_stacks_cb cb;
 	void *arg;
@@ -81,8 +83,8 @@ struct smt_stacks {
 	uv_loop_t *loop;
 	struct smt_reaper *reaper;
 	struct smt_stacks_config cfg;
-	struct read *reads;
-	struct read *qhead, *qtail;
+	LIST_HEAD(, read) reads;
+	TAILQ_HEAD(, read) queue;
 	unsigned running;
 	int closing;
 	/* Loop callbacks of this module under way: a reader closed from a
@@ -127,7 +129,7 @@ struct line {
 int smt_stacks_clean(const char *raw, size_t len, char **out)
 {
 	struct line *lines = NULL;
-	size_t nl = 0, first = 0, no_python = 0, o = 0;
+	size_t nl = 0, cap = 0, first = 0, no_python = 0, o = 0;
 	const char *p = raw, *end = raw + len;
 	char *res;
 	int gdb = 0;
@@ -136,13 +138,9 @@ int smt_stacks_clean(const char *raw, size_t len, char **out)
 	while (p < end) {
 		const char *e = memchr(p, '\n', (size_t)(end - p));
 		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
-		if (nl % 256 == 0) {
-			struct line *l = realloc(lines, (nl + 256) * sizeof(*l));
-			if (l == NULL) {
-				free(lines);
-				return -ENOMEM;
-			}
-			lines = l;
+		if (SMT_VEC_RESERVE(lines, cap, nl + 1) < 0) {
+			free(lines);
+			return -ENOMEM;
 		}
 		while (n > 0 && p[n - 1] == '\r')
 			n--;
@@ -490,20 +488,9 @@ static void unlink_read(struct read *r)
 {
 	struct smt_stacks *s = r->s;
 
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		s->reads = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
+	LIST_REMOVE(r, link);
 	if (r->queued) {
-		struct read **q = &s->qhead, *last = NULL;
-		for (; *q && *q != r; q = &(*q)->qnext)
-			last = *q;
-		if (*q)
-			*q = r->qnext;
-		if (s->qtail == r)
-			s->qtail = last;
+		TAILQ_REMOVE(&s->queue, r, wait);
 		r->queued = 0;
 	}
 }
@@ -937,11 +924,9 @@ static void begin(struct read *r)
 
 static void start_next(struct smt_stacks *s)
 {
-	while (s->qhead && s->running < s->cfg.max_parallel) {
-		struct read *r = s->qhead;
-		s->qhead = r->qnext;
-		if (s->qhead == NULL)
-			s->qtail = NULL;
+	while (!TAILQ_EMPTY(&s->queue) && s->running < s->cfg.max_parallel) {
+		struct read *r = TAILQ_FIRST(&s->queue);
+		TAILQ_REMOVE(&s->queue, r, wait);
 		r->queued = 0;
 		begin(r);
 	}
@@ -956,6 +941,8 @@ int smt_stacks_new(uv_loop_t *loop, struct smt_reaper *reaper, const struct smt_
 		return -ENOMEM;
 	s->loop = loop;
 	s->reaper = reaper;
+	LIST_INIT(&s->reads);
+	TAILQ_INIT(&s->queue);
 	if (cfg)
 		s->cfg = *cfg;
 	if (s->cfg.max_parallel == 0) {
@@ -1006,16 +993,9 @@ int smt_stacks_read(struct smt_stacks *s, pid_t pid, unsigned timeout_ms, smt_st
 	uv_timer_init(s->loop, &r->timer);
 	r->timer.data = r;
 	r->handles = 1;
-	r->next = s->reads;
-	if (s->reads)
-		s->reads->prev = r;
-	s->reads = r;
+	LIST_INSERT_HEAD(&s->reads, r, link);
 	r->queued = 1;
-	if (s->qtail)
-		s->qtail->qnext = r;
-	else
-		s->qhead = r;
-	s->qtail = r;
+	TAILQ_INSERT_TAIL(&s->queue, r, wait);
 	uv_timer_start(&r->timer, on_first_tick, 0, 0);
 	return 0;
 }
@@ -1037,7 +1017,7 @@ void smt_stacks_close(struct smt_stacks *s)
 		return;
 	s->closing = 1;
 	hold(s);
-	while (s->reads)
-		finish_reason(s->reads, "cancelled: smtd is stopping");
+	while (!LIST_EMPTY(&s->reads))
+		finish_reason(LIST_FIRST(&s->reads), "cancelled: smtd is stopping");
 	release(s);
 }

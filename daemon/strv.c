@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "strv.h"
+#include "vec.h"
 
 const char *smt_env_get(char *const *envp, const char *name)
 {
@@ -41,16 +42,10 @@ int smt_strvbuf_take(struct smt_strvbuf *b, char *s)
 {
 	if (!s)
 		return -ENOMEM;
-	if (b->n + 2 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 16;
-		char **v = realloc(b->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(s);
-			return -ENOMEM;
-		}
-		b->v = v;
-		b->cap = cap;
+	/* Room for S and the NULL after it. */
+	if (SMT_VEC_RESERVE(b->v, b->cap, b->n + 2) < 0) {
+		free(s);
+		return -ENOMEM;
 	}
 	b->v[b->n++] = s;
 	b->v[b->n] = NULL;

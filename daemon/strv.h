@@ -27,10 +27,10 @@ struct smt_strvbuf {
 
 /* Append a copy of S, a formatted string, or S itself (taken; freed when
  * it cannot be added).  0 or -ENOMEM, the array as it was on failure. */
-int smt_strvbuf_add(struct smt_strvbuf *b, const char *s);
+int smt_strvbuf_add(struct smt_strvbuf *b, const char *s) __attribute__((warn_unused_result));
 int smt_strvbuf_addf(struct smt_strvbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-int smt_strvbuf_take(struct smt_strvbuf *b, char *s);
+	__attribute__((format(printf, 2, 3), warn_unused_result));
+int smt_strvbuf_take(struct smt_strvbuf *b, char *s) __attribute__((warn_unused_result));
 
 /*
  * A digest of a list of strings, in order: FNV-1a (64 bits) over each

@@ -31,7 +31,8 @@ size_t smt_utf8_cut(const char *p, size_t n, size_t max);
 size_t smt_json_escape(const char *p, size_t n, char *out, int *invalid);
 
 /* The same, appended to B; 0 or the dynbuf error. */
-int smt_json_escape_add(struct smt_dynbuf *b, const char *p, size_t n, int *invalid);
+int smt_json_escape_add(struct smt_dynbuf *b, const char *p, size_t n, int *invalid)
+	__attribute__((warn_unused_result));
 
 /* A valid UTF-8 copy of P (invalid bytes as U+FFFD, *INVALID set when
  * there was one; INVALID may be NULL), NUL-terminated, malloc'ed; its

@@ -1,6 +1,6 @@
 # output tests: the ranks' output from the framer to the leader's stdout,
 # the wire to the leader, the rank table and the failure report.
-OUTPUT_UNIT = tests/unit/test_dynbuf tests/unit/test_textesc tests/unit/test_ring \
+OUTPUT_UNIT = tests/unit/test_dynbuf tests/unit/test_vec tests/unit/test_textesc tests/unit/test_ring \
 	tests/unit/test_framer tests/unit/test_lineproto tests/unit/test_outbox \
 	tests/unit/test_format tests/unit/test_merge tests/unit/test_fdwriter tests/unit/test_output \
 	tests/unit/test_ranks tests/unit/test_report
@@ -8,6 +8,8 @@ check_PROGRAMS += $(OUTPUT_UNIT)
 TESTS += $(OUTPUT_UNIT)
 tests_unit_test_dynbuf_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_dynbuf_LDADD = $(TEST_LIBS)
+tests_unit_test_vec_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_vec_LDADD = $(TEST_LIBS)
 tests_unit_test_textesc_SOURCES = tests/unit/test_textesc.c tests/unit/testutil.c tests/unit/testutil.h
 tests_unit_test_textesc_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_textesc_LDADD = $(TEST_LIBS)

@@ -173,17 +173,18 @@ static void test_hub_reads_pty_to_its_end(void **state)
 	struct smt_dynbuf src;
 	smt_dynbuf_init(&src, (size_t)1 << 24);
 	for (int i = 0; i < 2000; i++) {
-		smt_dynbuf_addf(&src, "line %04d \r\x03\x04\xff end\n", i);
-		smt_dynbuf_addf(&want, TAG "line %04d \r\x03\x04\xff end\n", i);
+		assert_int_equal(smt_dynbuf_addf(&src, "line %04d \r\x03\x04\xff end\n", i), 0);
+		assert_int_equal(smt_dynbuf_addf(&want, TAG "line %04d \r\x03\x04\xff end\n", i),
+				 0);
 	}
 	char *lng = malloc(LONG_LINE);
 	assert_non_null(lng);
 	memset(lng, 'L', LONG_LINE);
-	smt_dynbuf_add(&src, lng, LONG_LINE);
-	smt_dynbuf_addstr(&src, "\nthe last line\n");
-	smt_dynbuf_addstr(&want, TAG);
-	smt_dynbuf_add(&want, lng, LONG_LINE);
-	smt_dynbuf_addstr(&want, "\n" TAG "the last line\n");
+	assert_int_equal(smt_dynbuf_add(&src, lng, LONG_LINE), 0);
+	assert_int_equal(smt_dynbuf_addstr(&src, "\nthe last line\n"), 0);
+	assert_int_equal(smt_dynbuf_addstr(&want, TAG), 0);
+	assert_int_equal(smt_dynbuf_add(&want, lng, LONG_LINE), 0);
+	assert_int_equal(smt_dynbuf_addstr(&want, "\n" TAG "the last line\n"), 0);
 	free(lng);
 	w.fd = s;
 	w.data = src.p;
