@@ -10,9 +10,9 @@ tests_helpers_api_server_LDADD = $(SMTD_LIBS)
 tests_unit_test_httpconn_SOURCES = tests/unit/test_httpconn.c
 tests_unit_test_httpconn_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_httpconn_LDADD = $(TEST_LIBS)
-tests_unit_test_httpconn_server_SOURCES = tests/unit/test_api_server.c
-tests_unit_test_httpconn_server_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_unit_test_httpconn_server_LDADD = $(TEST_LIBS)
+tests_unit_test_api_server_SOURCES = tests/unit/test_api_server.c
+tests_unit_test_api_server_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_api_server_LDADD = $(TEST_LIBS)
 API_TESTS = tests/integration/api_curl.sh tests/integration/api_smtctl.sh \
 	tests/integration/api_socket.sh tests/integration/api_load.sh \
 	tests/integration/api_pipelining.sh tests/integration/api_leader.sh \
