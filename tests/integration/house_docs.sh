@@ -50,14 +50,11 @@ S="$T/s.sock"
 "$SMTD" --root "$T/r" --socket "$S" --sshd never --stall-timeout 60 -- /bin/sh -c \
 	'echo started; while [ ! -e "$0/go" ]; do sleep 0.05; done' "$T" >"$T/out" 2>&1 &
 SPID=$!
-i=0
-until curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status 2>/dev/null &&
-	grep -q '"lines":1' "$T/status"; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the job never printed: $(cat "$T/out")"
-	sleep 0.05
-done
+wait_until 20 'api_get /v1/status >/dev/null 2>&1 && grep -q "\"lines\":1" "$T/body"' \
+	'the job never printed: $(cat "$T/out")'
 "$SMTCTL" --socket "$S" stacks --json >"$T/stacks.json" 2>"$T/stacks.err" || true
-curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status || fail "no status"
+api_get /v1/status >/dev/null || fail "no status"
+mv "$T/body" "$T/status"
 touch "$T/go"
 wait $SPID || fail "the job failed: $(tail -5 "$T/out")"
 $PY - "$T/status" "$T/stacks.json" >"$T/keys" <<'PY' || fail "a status is not JSON"
