@@ -4,12 +4,7 @@
 # --peer-timeout, which must not end the job), host-missing,
 # leader-missing, sigterm-all and sigterm-leader (named and described in
 # docs/MULTIHOST-TESTING.md, "The faults, by name").
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 JOB="$MPIDIR/mpi_job"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'

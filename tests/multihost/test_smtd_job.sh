@@ -2,12 +2,7 @@
 # Real jobs across 3 simulated hosts, smtd as every host's PID 1:
 # C MPI_Allreduce, mpi4py with each rank's own host, custom MPI options
 # with quoted values, and a worker that starts late.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 trap 'smtd_show_all' ERR
 
