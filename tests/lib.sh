@@ -102,6 +102,23 @@ wait_until() {
 	done
 }
 
+# have PROGRAM: whether PROGRAM is on PATH.
+have() {
+	command -v "$1" >/dev/null 2>&1
+}
+
+# start_ready NAME CMD...: run CMD in the background (its output in
+# $T/NAME.out) until it prints "ready PID"; set $pid to that PID and add
+# it to $pids, which the caller's EXIT trap kills.  Fails after 10 s.
+start_ready() {
+	name=$1
+	shift
+	"$@" >"$T/$name.out" 2>&1 &
+	wait_until 10 'grep -q "^ready " "$T/$name.out" 2>/dev/null' '$name did not start: $(cat "$T/$name.out")'
+	pid=$(sed -n 's/^ready //p' "$T/$name.out")
+	pids="${pids:-} $pid"
+}
+
 # api_get PATH [CURL-ARGS...]: GET http://localhost PATH from the API on
 # the Unix socket $S; the body in $T/body, the HTTP status printed (000
 # when nothing answered), curl's exit status returned.  CURL-ARGS go
