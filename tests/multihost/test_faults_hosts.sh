@@ -29,9 +29,9 @@ start_lost() { # start_lost DIR: ranks that record their signals in DIR/signals
 	for k in 1 2 3; do
 		smtd_start $k --peer-timeout $PT --grace $LOST_GRACE -- "$SIGRANK" --record "$1/signals" --ready "$1"
 	done
+	dir=$1
 	for r in 0 1 2 3 4 5; do
-		for ((i = 0; i < 3000; i++)); do [ -e "$1/ready.$r" ] && break; sleep 0.01; done
-		[ -e "$1/ready.$r" ] || fail "rank $r did not start"
+		wait_until 30 '[ -e "$dir/ready.$r" ]' 'rank $r did not start'
 	done
 }
 within() { # within SECONDS WHAT

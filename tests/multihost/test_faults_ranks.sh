@@ -99,12 +99,9 @@ row sshd-kill
 smtd_start 2 -- "$JOB" allreduce
 pid=$(smtd_pid_of 2 sshd) || fail "no sshd on algo-2"
 kill -KILL "$pid"
-i=0
-until mh_exec 2 "$SMTCTL" status --json >"$T/sshd-kill/status.json" 2>/dev/null &&
-	grep -q '"sshd_restarts": *1' "$T/sshd-kill/status.json"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "sshd restart not counted: $(cat "$T/sshd-kill/status.json")"
-	sleep 0.05
-done
+wait_until 20 'mh_exec 2 "$SMTCTL" status --json >"$T/sshd-kill/status.json" 2>/dev/null &&
+	grep -q "\"sshd_restarts\": *1" "$T/sshd-kill/status.json"' \
+	'sshd restart not counted: $(cat "$T/sshd-kill/status.json")'
 mh_exec 2 "$SMTCTL" status | grep -i sshd || true
 smtd_start 1 -- "$JOB" allreduce
 smtd_start 3 -- "$JOB" allreduce

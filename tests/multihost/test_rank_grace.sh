@@ -39,8 +39,7 @@ scenario() {
 		smtd_watch $k
 	done
 	for r in 0 1 2 3 4 5; do
-		for ((i = 0; i < 3000; i++)); do [ -e "$D/ready.$r" ] && break; sleep 0.01; done
-		[ -e "$D/ready.$r" ] || { smtd_show_all; fail "rank $r did not start"; }
+		wait_until 30 '[ -e "$D/ready.$r" ]' 'rank $r did not start$(smtd_show_all >&2)'
 	done
 }
 
