@@ -96,6 +96,17 @@ static struct smt_jobtree *tree(void)
 	return jt;
 }
 
+/* A tree whose one root is 100, a child of init started at 5000. */
+static struct smt_jobtree *job(void)
+{
+	struct smt_jobtree *jt = tree();
+
+	put(1, 0, 1);
+	put(100, 1, 5000);
+	assert_int_equal(smt_jobtree_add(jt, 100), 0);
+	return jt;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -186,13 +197,10 @@ static void test_descendants(void **state)
  * process, and neither it nor its children are the job. */
 static void test_reused_pid(void **state)
 {
-	struct smt_jobtree *jt = tree();
+	struct smt_jobtree *jt = job();
 
 	(void)state;
-	put(1, 0, 1);
-	put(100, 1, 5000);
 	put(101, 100, 5001);
-	assert_int_equal(smt_jobtree_add(jt, 100), 0);
 	assert_int_equal(smt_jobtree_member(jt, 101), 1);
 	put(100, 1, 9000);    /* the root ended; its PID was handed out again */
 	put(101, 100, 9001);
@@ -208,12 +216,10 @@ static void test_reused_pid(void **state)
  * exactly; a process gone before its environment was read is not the job. */
 static void test_mark_outside_the_tree(void **state)
 {
-	struct smt_jobtree *jt = tree(), *other = tree();
+	struct smt_jobtree *jt = job(), *other = tree();
 	char prefixed[128];
 
 	(void)state;
-	put(1, 0, 1);
-	put(100, 1, 5000);
 	put(200, 1, 6000);    /* a daemon a rank started, reparented to init */
 	put_env(200, smt_jobtree_mark(jt));
 	put(201, 200, 6001);  /* and its child */
@@ -223,7 +229,6 @@ static void test_mark_outside_the_tree(void **state)
 	snprintf(prefixed, sizeof(prefixed), "X%s", smt_jobtree_mark(jt));
 	put_env(301, prefixed);
 	put(400, 1, 8000);    /* gone between its stat and its environ */
-	assert_int_equal(smt_jobtree_add(jt, 100), 0);
 	assert_int_equal(smt_jobtree_member(jt, 200), 1);
 	assert_int_equal(smt_jobtree_member(jt, 201), 1);
 	assert_int_equal(smt_jobtree_member(jt, 300), 0);
@@ -239,16 +244,13 @@ static void test_mark_outside_the_tree(void **state)
  * in no tree, and a child whose parent vanished so is out of the tree. */
 static void test_vanished(void **state)
 {
-	struct smt_jobtree *jt = tree();
+	struct smt_jobtree *jt = job();
 
 	(void)state;
-	put(1, 0, 1);
-	put(100, 1, 5000);
 	put(101, 100, 5001);
 	put(102, 101, 5002);
 	put(103, 101, 5003);
 	put_env(103, smt_jobtree_mark(jt));
-	assert_int_equal(smt_jobtree_add(jt, 100), 0);
 	assert_int_equal(smt_jobtree_member(jt, 102), 1);
 	drop(101, "stat");
 	assert_int_equal(smt_jobtree_member(jt, 101), 0);
@@ -264,19 +266,16 @@ static void test_vanished(void **state)
  * reader) are never the job, nor is what they start, by the tree. */
 static void test_self_and_helpers(void **state)
 {
-	struct smt_jobtree *jt = tree();
+	struct smt_jobtree *jt = job();
 	pid_t self = getpid();
 
 	(void)state;
-	put(1, 0, 1);
-	put(100, 1, 5000);
 	put(self, 100, 5001);
 	put(120, 100, 5020);  /* a stack reader smtd started under a root */
 	put(121, 120, 5021);
 	put(122, 100, 5022);
 	put_env(self, smt_jobtree_mark(jt));
 	kept = 120;
-	assert_int_equal(smt_jobtree_add(jt, 100), 0);
 	assert_int_equal(smt_jobtree_member(jt, self), 0);
 	assert_int_equal(smt_jobtree_member(jt, 120), 0);
 	assert_int_equal(smt_jobtree_member(jt, 121), 0);
@@ -288,15 +287,12 @@ static void test_self_and_helpers(void **state)
  * walk, outside the job. */
 static void test_parent_cycle(void **state)
 {
-	struct smt_jobtree *jt = tree();
+	struct smt_jobtree *jt = job();
 
 	(void)state;
-	put(1, 0, 1);
-	put(100, 1, 5000);
 	put(400, 401, 8000);
 	put(401, 400, 8001);
 	put(402, 402, 8002);
-	assert_int_equal(smt_jobtree_add(jt, 100), 0);
 	assert_int_equal(smt_jobtree_member(jt, 400), 0);
 	assert_int_equal(smt_jobtree_member(jt, 401), 0);
 	assert_int_equal(smt_jobtree_member(jt, 402), 0);
