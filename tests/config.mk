@@ -8,7 +8,7 @@ EXTRA_DIST += tests/integration/config_launch.sh tests/integration/config_launch
 TESTS += tests/integration/result_links.sh
 EXTRA_DIST += tests/integration/result_links.sh
 EXTRA_DIST += tests/integration/config_golden.sh tests/golden
-config_unit_tests = tests/unit/test_shellwords tests/unit/test_options tests/unit/test_config \
+config_unit_tests = tests/unit/test_shellwords tests/unit/test_options tests/unit/test_jobconfig \
 	tests/unit/test_mpiargv tests/unit/test_plan tests/unit/test_ompiparams \
 	tests/unit/test_pathsearch
 check_PROGRAMS += $(config_unit_tests)
@@ -17,8 +17,8 @@ tests_unit_test_shellwords_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_shellwords_LDADD = $(TEST_LIBS)
 tests_unit_test_options_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_options_LDADD = $(TEST_LIBS)
-tests_unit_test_config_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_unit_test_config_LDADD = $(TEST_LIBS)
+tests_unit_test_jobconfig_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_jobconfig_LDADD = $(TEST_LIBS)
 tests_unit_test_mpiargv_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_mpiargv_LDADD = $(TEST_LIBS)
 tests_unit_test_ompiparams_CPPFLAGS = $(TEST_CPPFLAGS)

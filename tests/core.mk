@@ -27,6 +27,12 @@ tests_unit_test_cgroup_SOURCES = tests/unit/test_cgroup.c
 tests_unit_test_cgroup_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_cgroup_LDADD = $(TEST_LIBS)
 TESTS += tests/unit/test_cgroup
+# Which processes are the job, from a fake /proc (jobtree.h).
+check_PROGRAMS += tests/unit/test_jobtree
+tests_unit_test_jobtree_SOURCES = tests/unit/test_jobtree.c
+tests_unit_test_jobtree_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_jobtree_LDADD = $(TEST_LIBS)
+TESTS += tests/unit/test_jobtree
 EXTRA_DIST += tests/helpers/mpi_job.c tests/helpers/build-mpi.sh
 CLEANFILES += tests/mpi/mpi_job tests/mpi/sigrank_mpi
 # PIDs reused in a PID namespace with a small pid_max.

@@ -1,17 +1,17 @@
 # A rank that is not root, and not friendly (smtd(8) SECURITY): each attack
 # a rank running as uid 65534 can try, against the real daemon and tools.
-HOSTILE_UNIT = tests/unit/test_rankcred tests/unit/test_procenv tests/unit/test_ctlesc
+HOSTILE_UNIT = tests/unit/test_rankcred tests/unit/test_procfs tests/unit/test_textesc_controls
 check_PROGRAMS += $(HOSTILE_UNIT)
 TESTS += $(HOSTILE_UNIT)
 tests_unit_test_rankcred_SOURCES = tests/unit/test_rankcred.c
 tests_unit_test_rankcred_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_rankcred_LDADD = $(TEST_LIBS)
-tests_unit_test_procenv_SOURCES = tests/unit/test_procenv.c
-tests_unit_test_procenv_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_unit_test_procenv_LDADD = $(TEST_LIBS)
-tests_unit_test_ctlesc_SOURCES = tests/unit/test_ctlesc.c
-tests_unit_test_ctlesc_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_unit_test_ctlesc_LDADD = $(TEST_LIBS)
+tests_unit_test_procfs_SOURCES = tests/unit/test_procfs.c
+tests_unit_test_procfs_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_procfs_LDADD = $(TEST_LIBS)
+tests_unit_test_textesc_controls_SOURCES = tests/unit/test_textesc_controls.c
+tests_unit_test_textesc_controls_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_textesc_controls_LDADD = $(TEST_LIBS)
 
 HOSTILE_TESTS = tests/integration/hostile_stacks.sh tests/integration/hostile_channels.sh \
 	tests/integration/hostile_orted.sh tests/integration/hostile_ranklog.sh \
@@ -22,15 +22,15 @@ EXTRA_DIST += $(HOSTILE_TESTS)
 # The hostfile's writer (what is at its name is never written through or
 # blocked on), and rankd after a launcher's failed recvmsg (no other rank's
 # descriptors closed).
-HOSTILE_UNIT2 = tests/unit/test_safefile tests/unit/test_rankdrecv
+HOSTILE_UNIT2 = tests/unit/test_safefile tests/unit/test_rankd
 check_PROGRAMS += $(HOSTILE_UNIT2)
 TESTS += $(HOSTILE_UNIT2)
 tests_unit_test_safefile_SOURCES = tests/unit/test_safefile.c
 tests_unit_test_safefile_CPPFLAGS = $(TEST_CPPFLAGS)
 tests_unit_test_safefile_LDADD = $(TEST_LIBS)
-tests_unit_test_rankdrecv_SOURCES = tests/unit/test_rankdrecv.c
-tests_unit_test_rankdrecv_CPPFLAGS = $(TEST_CPPFLAGS)
-tests_unit_test_rankdrecv_LDADD = $(TEST_LIBS)
+tests_unit_test_rankd_SOURCES = tests/unit/test_rankd.c
+tests_unit_test_rankd_CPPFLAGS = $(TEST_CPPFLAGS)
+tests_unit_test_rankd_LDADD = $(TEST_LIBS)
 
 # The preload's variables count for nothing in a set-user-ID program.
 check_PROGRAMS += tests/helpers/secure_hostname

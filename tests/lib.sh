@@ -102,6 +102,63 @@ wait_until() {
 	done
 }
 
+# have PROGRAM: whether PROGRAM is on PATH.
+have() {
+	command -v "$1" >/dev/null 2>&1
+}
+
+# start_ready NAME CMD...: run CMD in the background (its output in
+# $T/NAME.out) until it prints "ready PID"; set $pid to that PID and add
+# it to $pids, which the caller's EXIT trap kills.  Fails after 10 s.
+start_ready() {
+	name=$1
+	shift
+	"$@" >"$T/$name.out" 2>&1 &
+	wait_until 10 'grep -q "^ready " "$T/$name.out" 2>/dev/null' '$name did not start: $(cat "$T/$name.out")'
+	pid=$(sed -n 's/^ready //p' "$T/$name.out")
+	pids="${pids:-} $pid"
+}
+
+# api_get PATH [CURL-ARGS...]: GET http://localhost PATH from the API on
+# the Unix socket $S; the body in $T/body, the HTTP status printed (000
+# when nothing answered), curl's exit status returned.  CURL-ARGS go
+# before the URL (headers, a method, --max-time).
+api_get() {
+	_ag_path=$1
+	shift
+	curl -s --unix-socket "$S" -o "$T/body" -w '%{http_code}' "$@" "http://localhost$_ag_path"
+}
+
+# expect_config_error MESSAGE [SMTD-ARGS...]: smtd on the job directory $R,
+# once for real and once under --dry-run, refuses its configuration with
+# MESSAGE: exit 2 and exactly "smtd: MESSAGE" on stderr both times; for
+# real "ConfigurationError: MESSAGE" in $R/output/failure; under --dry-run
+# no failure file and no plan on stdout.  Nothing is launched: every
+# command smtd could start is the caller's stand-in that creates $T/ran.
+# SMTD-ARGS follow --root $R; $CONFIG_CMD, when set, is the command given
+# after them (after --).  smtd's output is left in $T/out and $T/err.
+expect_config_error() {
+	_ec_msg=$1
+	shift
+	set -- "$@" ${CONFIG_CMD:+-- "$CONFIG_CMD"}
+	rm -f "$T/ran" "$R/output/failure"
+	_ec_rc=0
+	timeout 10 "$SMTD" --root "$R" "$@" >"$T/out" 2>"$T/err" || _ec_rc=$?
+	assert_eq "$_ec_rc" 2 "exit code ($_ec_msg)"
+	assert_eq "$(cat "$T/err")" "smtd: $_ec_msg" "stderr"
+	[ -f "$R/output/failure" ] || fail "no failure file for: $_ec_msg"
+	assert_eq "$(cat "$R/output/failure")" "ConfigurationError: $_ec_msg" "failure file"
+	[ ! -e "$T/ran" ] || fail "launched despite: $_ec_msg: $(cat "$T/ran")"
+	rm -f "$R/output/failure"
+	_ec_rc=0
+	timeout 10 "$SMTD" --root "$R" --dry-run "$@" >"$T/out" 2>"$T/err" || _ec_rc=$?
+	assert_eq "$_ec_rc" 2 "exit code under --dry-run ($_ec_msg)"
+	assert_eq "$(cat "$T/err")" "smtd: $_ec_msg" "stderr under --dry-run"
+	[ ! -s "$T/out" ] || fail "--dry-run printed a plan despite: $_ec_msg"
+	[ ! -e "$R/output/failure" ] || fail "--dry-run wrote a failure file"
+	[ ! -e "$T/ran" ] || fail "--dry-run launched: $(cat "$T/ran")"
+}
+
 # no_process_matching PATTERN: fail when a process whose command line
 # matches PATTERN (fixed string) is alive (zombies do not count).
 assert_no_process() {

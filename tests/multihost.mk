@@ -8,7 +8,8 @@ tests_multihost_mh_init_SOURCES = tests/multihost/mh_init.c
 tests_multihost_mh_init_CFLAGS = $(WARN_CFLAGS)
 tests_multihost_mh_init_LDFLAGS =
 TESTS += tests/multihost/test_harness.sh
-EXTRA_DIST += tests/multihost/hosts.sh tests/multihost/host-init.sh tests/multihost/test_harness.sh
+EXTRA_DIST += tests/multihost/prelude.sh tests/multihost/hosts.sh tests/multihost/host-init.sh \
+	tests/multihost/test_harness.sh
 TESTS += tests/multihost/test_smtd_job.sh
 EXTRA_DIST += tests/multihost/smtd.sh tests/multihost/entry-init.sh tests/multihost/test_smtd_job.sh
 TESTS += tests/multihost/test_faults_ranks.sh tests/multihost/test_faults_hosts.sh

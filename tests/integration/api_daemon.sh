@@ -9,20 +9,17 @@ smt_tmpdir
 chmod 755 "$T"
 SIGRANK="$top_builddir/tests/helpers/sigrank"
 S="$T/smtd.sock"
-get() { curl -s --unix-socket "$S" -o "$T/body" -w '%{http_code}' "http://localhost$1"; }
 wait_state() { # wait_state STATE
-	i=0
-	until get /v1/status >/dev/null 2>&1 && grep -q "\"state\":\"$1\"" "$T/body"; do
-		i=$((i + 1)); [ $i -lt 400 ] || fail "state $1 never reached: $(cat "$T/body" 2>/dev/null)"
-		sleep 0.05
-	done
+	state=$1
+	wait_until 20 'api_get /v1/status >/dev/null 2>&1 && grep -q "\"state\":\"$state\"" "$T/body"' \
+		'state $state never reached: $(cat "$T/body" 2>/dev/null)'
 }
 # hold NAME: long polls in the background, each on the generation the last
 # one answered, as a client that follows the job does (a rank's end is a
 # change too); the last answer before a final state or the daemon's exit
 # is kept in NAME.held.
 hold() {
-	gen=$(get /v1/status >/dev/null; sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$T/body")
+	gen=$(api_get /v1/status >/dev/null; sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$T/body")
 	(
 		while curl -s --unix-socket "$S" -o "$T/$1.next" \
 			"http://localhost/v1/status?wait=$gen&timeout=30000" && [ -s "$T/$1.next" ]; do
@@ -33,11 +30,8 @@ hold() {
 	) &
 	HELD=$!
 	# Held once the daemon counts two connections: the poll and ours.
-	i=0
-	until get /metrics >/dev/null && grep -q '^smtd_api_connections 2$' "$T/body"; do
-		i=$((i + 1)); [ $i -lt 200 ] || fail "the long poll was not held"
-		sleep 0.02
-	done
+	wait_until 4 "api_get /metrics >/dev/null && grep -q '^smtd_api_connections 2$' \"\$T/body\"" \
+		'the long poll was not held'
 }
 
 # ---- waiting: a worker whose leader never comes ----
@@ -53,10 +47,10 @@ SPID=$!
 wait_state waiting-for-leader
 assert_contains "$T/body" '"role":"worker"' "a worker"
 assert_contains "$T/body" '"leader":"algo-1"' "its leader"
-assert_eq "$(get /readyz)" 503 "readyz while waiting"
+assert_eq "$(api_get /readyz)" 503 "readyz while waiting"
 # ?brief=1, as the leader asks: the host list as its digest, the one the
 # leader computes (FNV-1a, 64 bits, over each name and its NUL), not the list.
-assert_eq "$(get '/v1/status?brief=1')" 200 "the brief status"
+assert_eq "$(api_get '/v1/status?brief=1')" 200 "the brief status"
 want=$(/usr/bin/python3 -c '
 h = 0xcbf29ce484222325
 for name in ("algo-1", "algo-2"):
@@ -68,10 +62,10 @@ assert_not_contains "$T/body" '"hosts":' "the brief status"
 rc=0; "$SMTCTL" --socket "$S" stacks >"$T/stacks.out" 2>&1 || rc=$?
 assert_eq "$rc" 1 "smtctl stacks with no job"
 assert_eq "$(cat "$T/stacks.out")" "smtctl: smtd answered 409: no job runs here" "smtctl stacks with no job: smtd's answer"
-assert_eq "$(get /healthz)" 200 "healthz while waiting"
-assert_eq "$(get '/v1/logs?tail=5')" 200 "logs while waiting"
+assert_eq "$(api_get /healthz)" 200 "healthz while waiting"
+assert_eq "$(api_get '/v1/logs?tail=5')" 200 "logs while waiting"
 assert_contains "$T/body" '"lines":[]' "no lines yet"
-assert_eq "$(get /metrics)" 200 "metrics while waiting"
+assert_eq "$(api_get /metrics)" 200 "metrics while waiting"
 assert_contains "$T/body" 'smtd_state{state="waiting-for-leader"} 1' "the state in the metrics"
 if command -v promtool >/dev/null; then
 	promtool check metrics <"$T/body" || fail "promtool rejects the daemon's /metrics"
@@ -113,16 +107,16 @@ wait_for_file "$T/r/ready.0" || fail "the job did not start"
 wait_state running
 assert_contains "$T/body" '"role":"standalone"' "a standalone host"
 grep -q '"pid":[0-9]' "$T/body" || fail "no job pid in the status: $(cat "$T/body")"
-assert_eq "$(get /readyz)" 200 "readyz while running"
-assert_eq "$(get /healthz)" 200 "healthz while running"
-assert_eq "$(get '/v1/logs?tail=10&rank=0')" 200 "logs while running"
+assert_eq "$(api_get /readyz)" 200 "readyz while running"
+assert_eq "$(api_get /healthz)" 200 "healthz while running"
+assert_eq "$(api_get '/v1/logs?tail=10&rank=0')" 200 "logs while running"
 assert_contains "$T/body" "waiting" "the rank's line in the logs"
 rc=0; "$SMTCTL" --socket "$S" logs -n 5 >"$T/logs.txt" || rc=$?
 assert_eq "$rc" 0 "smtctl logs"
 assert_contains "$T/logs.txt" "[1,mpirank:0," "smtctl logs shows tagged lines"
 "$SMTCTL" --socket "$S" ready || fail "smtctl ready while running"
 "$SMTCTL" --socket "$S" health || fail "smtctl health while running"
-assert_eq "$(get /metrics)" 200 "metrics while running"
+assert_eq "$(api_get /metrics)" 200 "metrics while running"
 assert_contains "$T/body" 'smtd_state{state="running"} 1' "running in the metrics"
 # Per rank, seconds since its last line and CPU seconds; job-wide,
 # seconds since the last progress line.
@@ -132,7 +126,7 @@ grep -q '^smtd_rank_cpu_seconds{rank="0",host="[^"]*"} [0-9.]*$' "$T/body" ||
 	fail "no CPU seconds of rank 0 in the metrics"
 grep -q '^smtd_job_seconds_since_progress [0-9][0-9.]*$' "$T/body" ||
 	fail "no job-wide seconds since progress in the metrics: $(grep progress "$T/body")"
-get /v1/status >/dev/null
+api_get /v1/status >/dev/null
 grep -q '"since_progress_s":[0-9]' "$T/body" || fail "no since_progress_s in the status: $(cat "$T/body")"
 grep -q '"last_line_s":[0-9]' "$T/body" || fail "no last_line_s of rank 0 in the status"
 grep -q '"cpu_s":[0-9]' "$T/body" || fail "no cpu_s of rank 0 in the status"
@@ -177,12 +171,12 @@ trap 'kill $SPID $READER 2>/dev/null; rm -rf "$T"' EXIT
 	-- awk 'BEGIN { for (i = 0; i < 2048; i++) printf "%099d\n", i; exit 3 }' >"$T/ff/stdout" 2>"$T/ff.out" &
 SPID=$!
 wait_state failed
-assert_eq "$(get /healthz)" 200 "healthz after the job failed"
-assert_eq "$(get /readyz)" 503 "readyz after the job failed"
+assert_eq "$(api_get /healthz)" 200 "healthz after the job failed"
+assert_eq "$(api_get /readyz)" 503 "readyz after the job failed"
 "$SMTCTL" --socket "$S" health || fail "smtctl health after the job failed"
 rc=0; "$SMTCTL" --socket "$S" ready || rc=$?
 assert_eq "$rc" 1 "smtctl ready after the job failed"
-assert_eq "$(get /metrics)" 200 "metrics after the job failed"
+assert_eq "$(api_get /metrics)" 200 "metrics after the job failed"
 assert_contains "$T/body" 'smtd_state{state="failed"} 1' "failed in the metrics"
 kill -0 $SPID || fail "smtd ended before its output was read"
 touch "$T/ff/go"

@@ -11,7 +11,6 @@
 smt_tmpdir
 S="$T/smtd.sock"
 port=$((20000 + ($$ + 7) % 20000))
-get() { curl -s --unix-socket "$S" -o "$T/body" -w '%{http_code}' "$@"; }
 
 mkdir -p "$T/r"
 "$SMTD" --root "$T/r" --socket "$S" --sshd never --health-listen "127.0.0.1:$port" -- \
@@ -19,17 +18,14 @@ mkdir -p "$T/r"
 SPID=$!
 trap 'kill -KILL $SPID $IDLE 2>/dev/null; rm -rf "$T"' EXIT
 IDLE=
-i=0
-until get http://localhost/v1/status >/dev/null 2>&1 && grep -q '"state":"running"' "$T/body"; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the job did not start: $(cat "$T/err")"
-	sleep 0.05
-done
+wait_until 20 'api_get /v1/status >/dev/null 2>&1 && grep -q "\"state\":\"running\"" "$T/body"' \
+	'the job did not start: $(cat "$T/err")'
 gen=$(sed -n 's/.*"generation":\([0-9]*\).*/\1/p' "$T/body")
 
 # ---- item 5: long polls that close the connection ----
 for how in "-H Connection:close" "-0"; do
 	# shellcheck disable=SC2086
-	code=$(get $how "http://localhost/v1/status?wait=$gen&timeout=300") || true
+	code=$(api_get "/v1/status?wait=$gen&timeout=300" $how) || true
 	assert_eq "$code" 200 "a long poll with $how"
 	assert_contains "$T/body" '"state":"running"' "the status answering a long poll with $how"
 done
@@ -40,10 +36,10 @@ HELD=$!
 # ---- item 6: the header limit counts every byte ----
 hdrs=$(python3 -c 'print(" ".join(["-H X-A:b"] * 2000))')
 # shellcheck disable=SC2086
-code=$(get $hdrs http://localhost/healthz) || true
+code=$(api_get /healthz $hdrs) || true
 assert_eq "$code" 431 "2,000 headers of X-A: b"
 assert_eq "$(cat "$T/body")" '{"error":"headers too large"}' "the answer to 2,000 headers"
-assert_eq "$(get http://localhost/healthz)" 200 "healthz after the 431"
+assert_eq "$(api_get /healthz)" 200 "healthz after the 431"
 
 # ---- item 7: idle clients at the end ----
 cat >"$T/idle.py" <<'PY'
@@ -77,11 +73,7 @@ IDLE=$!
 wait_until 10 'grep -q idle "$T/idle"' 'the idle clients did not connect: $(cat "$T/idle")'
 t0=$(date +%s%N)
 touch "$T/r/stop"
-i=0
-while kill -0 $SPID 2>/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "smtd did not end within 10 s of its job"
-	sleep 0.01
-done
+wait_until 10 '! kill -0 $SPID 2>/dev/null' 'smtd did not end within 10 s of its job'
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 rc=0; wait $SPID || rc=$?
 assert_eq "$rc" 0 "smtd's exit code"

@@ -48,12 +48,8 @@ echo '{"sagemaker_mpi_enabled": "true"}' >"$T/w/input/config/hyperparameters.jso
 "$SMTD" --root "$T/w" --socket "$S" --sshd never --wait-timeout 60 -- /bin/true \
 	>"$T/smtd.out" 2>&1 &
 SPID=$!
-i=0
-until curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status 2>/dev/null &&
-	grep -q '"state":"waiting-for-leader"' "$T/status"; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the worker never waited: $(cat "$T/smtd.out")"
-	sleep 0.05
-done
+wait_until 20 'curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status 2>/dev/null &&
+	grep -q "\"state\":\"waiting-for-leader\"" "$T/status"' 'the worker never waited: $(cat "$T/smtd.out")'
 sleep 300 &
 VICTIM=$!
 

@@ -129,12 +129,7 @@ assert_eq "$bad" 0 "/healthz probes that did not get 200"
 grep -q 'received [1-9][0-9]* bytes' "$T/clients" || fail "the clients got nothing: $(cat "$T/clients")"
 
 touch "$T/stop"
-i=0
-while kill -0 $SPID 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 400 ] || fail "smtd did not end within 20 s of its job"
-	sleep 0.05
-done
+wait_until 20 '! kill -0 $SPID 2>/dev/null' 'smtd did not end within 20 s of its job'
 rc=0; wait $SPID || rc=$?
 assert_eq "$rc" 0 "smtd's exit code"
 

@@ -10,7 +10,11 @@ cat >"$T/launch.sh" <<'EOS'
 touch "$MARKER"
 EOS
 chmod +x "$T/launch.sh"
-export MARKER="$T/launched"
+export MARKER="$T/ran"
+# Every job standalone unless a call says --mpi, and $T/launch.sh the
+# command expect_config_error gives smtd.
+export SMTD_MPI_ENABLED=false
+CONFIG_CMD="$T/launch.sh"
 
 n=0
 # new_root: a fresh job directory in $R with a valid single-host config.
@@ -20,28 +24,6 @@ new_root() {
 	C="$R/input/config"
 	mkdir -p "$C" "$R/output"
 	printf '{"current_host":"algo-1","hosts":["algo-1","algo-2"]}' >"$C/resourceconfig.json"
-}
-
-# expect_error MESSAGE [extra smtd options...]: run smtd on $R and check.
-expect_error() {
-	msg=$1
-	shift
-	rm -f "$MARKER"
-	timeout 10 "$SMTD" --root "$R" --no-mpi "$@" -- "$T/launch.sh" >"$T/out" 2>"$T/err"
-	rc=$?
-	assert_eq "$rc" 2 "exit code ($msg)"
-	assert_eq "$(cat "$T/err")" "smtd: $msg" "stderr"
-	[ -f "$R/output/failure" ] || fail "no failure file for: $msg"
-	assert_eq "$(cat "$R/output/failure")" "ConfigurationError: $msg" "failure file"
-	[ ! -e "$MARKER" ] || fail "the command was launched despite: $msg"
-	rm -f "$R/output/failure"
-	timeout 10 "$SMTD" --root "$R" --no-mpi --dry-run "$@" -- "$T/launch.sh" >"$T/out" 2>"$T/err"
-	rc=$?
-	assert_eq "$rc" 2 "exit code under --dry-run ($msg)"
-	assert_eq "$(cat "$T/err")" "smtd: $msg" "stderr under --dry-run"
-	[ ! -e "$R/output/failure" ] || fail "--dry-run wrote a failure file"
-	[ ! -s "$T/out" ] || fail "--dry-run printed a plan despite: $msg"
-	[ ! -e "$MARKER" ] || fail "--dry-run launched the command"
 }
 
 rc_json() { printf '%s' "$1" >"$C/resourceconfig.json"; }
@@ -68,45 +50,45 @@ timeout 10 "$SMTD" --root "$R" --no-mpi --dry-run -- "$T/launch.sh" >"$T/out" 2>
 
 F=input/config/resourceconfig.json
 new_root; rc_json ''
-expect_error "$R/$F: line 1 column 0: not valid UTF-8 JSON: '[' or '{' expected near end of file; fix the file"
+expect_config_error "$R/$F: line 1 column 0: not valid UTF-8 JSON: '[' or '{' expected near end of file; fix the file"
 new_root; rc_json '[]'
-expect_error "$R/$F: the top level is an array, not a JSON object; write {...}"
+expect_config_error "$R/$F: the top level is an array, not a JSON object; write {...}"
 new_root; rc_json '{"hosts":"algo-1"}'
-expect_error "$R/$F: hosts: \"algo-1\" is not an array of host names; write [\"algo-1\", ...]"
+expect_config_error "$R/$F: hosts: \"algo-1\" is not an array of host names; write [\"algo-1\", ...]"
 new_root; rc_json '{"current_host":"algo-1","hosts":[]}'
-expect_error "$R/$F: hosts: is empty; list at least one host"
+expect_config_error "$R/$F: hosts: is empty; list at least one host"
 new_root; rc_json '{"current_host":"algo-1"}'
-expect_error "$R/$F: hosts: missing; list the job's hosts, e.g. [\"algo-1\"]"
+expect_config_error "$R/$F: hosts: missing; list the job's hosts, e.g. [\"algo-1\"]"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","algo-1"]}'
-expect_error "$R/$F: hosts[1]: \"algo-1\" appears twice; list each host once"
+expect_config_error "$R/$F: hosts[1]: \"algo-1\" appears twice; list each host once"
 new_root; rc_json '{"hosts":["algo-1"]}'
-expect_error "$R/$F: current_host: missing; name this host, one of hosts"
+expect_config_error "$R/$F: current_host: missing; name this host, one of hosts"
 new_root; rc_json '{"current_host":"algo-3","hosts":["algo-1"]}'
-expect_error "$R/$F: current_host: \"algo-3\" is not in hosts; name this host, one of hosts"
+expect_config_error "$R/$F: current_host: \"algo-3\" is not in hosts; name this host, one of hosts"
 HN="is not a valid host name (RFC 1123: letters, digits, '-' and '.', labels of at most 63 and names of at most 253 characters); fix the host list"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1,algo-2"]}'
-expect_error "$R/$F: hosts[0]: \"algo-1,algo-2\" $HN"
+expect_config_error "$R/$F: hosts[0]: \"algo-1,algo-2\" $HN"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","a b"]}'
-expect_error "$R/$F: hosts[1]: \"a b\" $HN"
+expect_config_error "$R/$F: hosts[1]: \"a b\" $HN"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","$(reboot)"]}'
-expect_error "$R/$F: hosts[1]: \"\$(reboot)\" $HN"
+expect_config_error "$R/$F: hosts[1]: \"\$(reboot)\" $HN"
 long=$(printf 'a%.0s' $(seq 300))
 new_root; rc_json "{\"current_host\":\"algo-1\",\"hosts\":[\"algo-1\",\"$long\"]}"
-expect_error "$R/$F: hosts[1]: \"$(printf 'a%.0s' $(seq 59))...\" (300 characters) $HN"
+expect_config_error "$R/$F: hosts[1]: \"$(printf 'a%.0s' $(seq 59))...\" (300 characters) $HN"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","al\u0000go"]}'
-expect_error "$R/$F: line 1 column 55: not valid UTF-8 JSON: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"al\\u0000go\"'; fix the file"
+expect_config_error "$R/$F: line 1 column 55: not valid UTF-8 JSON: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"al\\u0000go\"'; fix the file"
 new_root; printf '{"current_host":"algo-1","hosts":["algo-1","al\000go"]}' >"$C/resourceconfig.json"
-expect_error "$R/$F: line 1 column 46: not valid UTF-8 JSON: control character 0x0 near '\"al'; fix the file"
+expect_config_error "$R/$F: line 1 column 46: not valid UTF-8 JSON: control character 0x0 near '\"al'; fix the file"
 new_root; printf '{"current_host":"algo-1","hosts":["algo-1","\377"]}' >"$C/resourceconfig.json"
-expect_error "$R/$F: line 1 column 44: not valid UTF-8 JSON: unable to decode byte 0xff near '\"'; fix the file"
+expect_config_error "$R/$F: line 1 column 44: not valid UTF-8 JSON: unable to decode byte 0xff near '\"'; fix the file"
 new_root; head -c 2097152 /dev/zero | tr '\0' ' ' >"$C/resourceconfig.json"
-expect_error "$R/$F: is 2097152 bytes, larger than the limit of 1048576; shrink it"
+expect_config_error "$R/$F: is 2097152 bytes, larger than the limit of 1048576; shrink it"
 new_root; { printf '{"current_host":"algo-1","hosts":["algo-1"],"x":'; printf '[%.0s' $(seq 10000); printf ']%.0s' $(seq 10000); printf '}'; } >"$C/resourceconfig.json"
-expect_error "$R/$F: nested deeper than 32 levels; flatten it"
+expect_config_error "$R/$F: nested deeper than 32 levels; flatten it"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1"],"network_interface_name":"eth0;rm"}'
-expect_error "$R/$F: network_interface_name: \"eth0;rm\" is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name"
+expect_config_error "$R/$F: network_interface_name: \"eth0;rm\" is not a valid interface name (1 to 15 letters, digits, '_', '-', '.'); fix the name"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1"],"instance_groups":[{"instance_group_name":"g","hosts":["algo-1","algo-9"]}]}'
-expect_error "$R/$F: instance_groups[0].hosts[1]: \"algo-9\" is not in hosts; name only hosts of the job"
+expect_config_error "$R/$F: instance_groups[0].hosts[1]: \"algo-9\" is not in hosts; name only hosts of the job"
 
 H=input/config/hyperparameters.json
 for v in '"0"' '"-1"' '"abc"' '"1e9"'; do
@@ -114,21 +96,21 @@ for v in '"0"' '"-1"' '"abc"' '"1e9"'; do
 	shown=$(printf '%s' "$v" | sed 's/^"//; s/"$//')
 	[ "$shown" = abc ] && shown='"abc"'
 	[ "$shown" = 1e9 ] && shown='1000000000.0'
-	expect_error "$R/$H: sagemaker_mpi_num_of_processes_per_host: $shown is not a positive integer (1 to 1000000); fix the value"
+	expect_config_error "$R/$H: sagemaker_mpi_num_of_processes_per_host: $shown is not a positive integer (1 to 1000000); fix the value"
 done
 new_root; hp_json '{"sagemaker_mpi_enabled":"true","sagemaker_mpi_num_of_processes_per_host":"2","sagemaker_mpi_num_processes":"5"}'
 # MPI is on here (the hyperparameters say so): drop --no-mpi by overriding it.
-expect_error "$R/$H: sagemaker_mpi_num_processes: 5 is more than hosts x processes per host (2 x 2 = 4); lower it" --mpi
+expect_config_error "$R/$H: sagemaker_mpi_num_processes: 5 is more than hosts x processes per host (2 x 2 = 4); lower it" --mpi
 new_root; hp_json '["a"]'
-expect_error "$R/$H: the top level is an array, not a JSON object; write {...}"
+expect_config_error "$R/$H: the top level is an array, not a JSON object; write {...}"
 new_root; hp_json '{"sagemaker_mpi_enabled":"true","sagemaker_mpi_custom_mpi_options":"-x FOO=\"a b"}'
-expect_error "$R/$H: sagemaker_mpi_custom_mpi_options: unbalanced double quote at byte 8; fix the quoting" --mpi
+expect_config_error "$R/$H: sagemaker_mpi_custom_mpi_options: unbalanced double quote at byte 8; fix the quoting" --mpi
 
 # Files that are not regular readable files: never a hang.
 new_root; rm "$C/resourceconfig.json"; mkdir "$C/resourceconfig.json"
-expect_error "$R/$F: is a directory, not a regular file; replace it with a JSON file"
+expect_config_error "$R/$F: is a directory, not a regular file; replace it with a JSON file"
 new_root; rm "$C/resourceconfig.json"; mkfifo "$C/resourceconfig.json"
-expect_error "$R/$F: is a FIFO, not a regular file; replace it with a JSON file"
+expect_config_error "$R/$F: is a FIFO, not a regular file; replace it with a JSON file"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	new_root; chmod 000 "$C/resourceconfig.json"; chmod -R a+rwX "$T"; chmod 000 "$C/resourceconfig.json"
 	NB_SMTD=$(nobody_copy "$SMTD") || exit 1
@@ -197,9 +179,9 @@ assert_not_contains "$T/err" "control socket" "stderr when --health-listen canno
 [ ! -e "$MARKER" ] || fail "launched although --health-listen cannot listen"
 # In the files: a count written as " 2", and one host listed twice in two cases.
 new_root; hp_json '{"sagemaker_mpi_num_of_processes_per_host": " 2"}'
-expect_error "$R/$H: sagemaker_mpi_num_of_processes_per_host: \" 2\" is not a positive integer (1 to 1000000); fix the value"
+expect_config_error "$R/$H: sagemaker_mpi_num_of_processes_per_host: \" 2\" is not a positive integer (1 to 1000000); fix the value"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","ALGO-1"]}'
-expect_error "$R/$F: hosts[1]: \"ALGO-1\" is the same host as hosts[0] \"algo-1\" (host names are not case-sensitive); list each host once"
+expect_config_error "$R/$F: hosts[1]: \"ALGO-1\" is the same host as hosts[0] \"algo-1\" (host names are not case-sensitive); list each host once"
 new_root; rc_json '{"current_host":"algo-1","hosts":["algo-1","algo-2"],"instance_groups":[{"instance_group_name":"a\nb\u001b[31m","hosts":["algo-1"]},{"instance_group_name":"a\nb\u001b[31m","hosts":["algo-2"]}]}'
-expect_error "$R/$F: instance_groups[1].instance_group_name: \"a\\nb\\x1b[31m\" appears twice; give each group its own name"
+expect_config_error "$R/$F: instance_groups[1].instance_group_name: \"a\\nb\\x1b[31m\" appears twice; give each group its own name"
 echo "PASS: $n bad inputs"

@@ -15,6 +15,8 @@ for prog in mpirun torchrun smddprun smddpmprun neuron_parallel_compile; do
 done
 PATH="$T/bin:$PATH"
 export PATH
+# No sshd for expect_config_error's runs (tests/lib.sh).
+export SMTD_SSHD=never
 
 R="$T/job"
 C="$R/input/config"
@@ -25,28 +27,6 @@ printf 'print("ran")\n' >"$R/code/train.py"
 HP="$C/hyperparameters.json"
 LAUNCHES="smtd launches MPI (sagemaker_mpi_enabled), SMDataParallel (sagemaker_distributed_dataparallel_enabled, sagemaker_pytorch_ddp_enabled) and torchrun (sagemaker_torch_distributed_enabled)"
 
-# expect_error MESSAGE [smtd options...]: run smtd on $R, for real and
-# under --dry-run, and check.
-expect_error() {
-	msg=$1
-	shift
-	rm -f "$T/ran" "$R/output/failure"
-	timeout 10 "$SMTD" --root "$R" --sshd never "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	assert_eq "$rc" 2 "exit code ($msg)"
-	assert_eq "$(cat "$T/err")" "smtd: $msg" "stderr"
-	[ -f "$R/output/failure" ] || fail "no failure file for: $msg"
-	assert_eq "$(cat "$R/output/failure")" "ConfigurationError: $msg" "failure file"
-	[ ! -e "$T/ran" ] || fail "launched despite: $msg: $(cat "$T/ran")"
-	rm -f "$R/output/failure"
-	timeout 10 "$SMTD" --root "$R" --dry-run "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	assert_eq "$rc" 2 "exit code under --dry-run ($msg)"
-	assert_eq "$(cat "$T/err")" "smtd: $msg" "stderr under --dry-run"
-	[ ! -s "$T/out" ] || fail "--dry-run printed a plan despite: $msg"
-	[ ! -e "$R/output/failure" ] || fail "--dry-run wrote a failure file"
-}
-
 # Every distribution smtd does not launch, on the leader and on a worker,
 # alone or next to one it launches.
 for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-worker launcher" \
@@ -54,9 +34,9 @@ for flag in sagemaker_pytorch_xla_multi_worker_enabled:"PyTorch XLA's multi-work
 	sagemaker_multi_worker_mirrored_strategy_enabled:"TensorFlow's MultiWorkerMirroredStrategy (TF_CONFIG)"; do
 	name=${flag%%:*} what=${flag#*:}
 	printf '{"sagemaker_program":"\\"train.py\\"","%s":"true"}' "$name" >"$HP"
-	expect_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch"
+	expect_config_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch"
 	printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_mpi_enabled":"true","%s":"true"}' "$name" >"$HP"
-	expect_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch" \
+	expect_config_error "$HP: $name: true asks for $what, which smtd does not launch; $LAUNCHES; run this job with the SageMaker training toolkit, or choose a launch with --launch" \
 		--current-host algo-2
 done
 # A sagemaker_*_enabled flag smtd does not know: a warning, and the job is
@@ -82,7 +62,7 @@ assert_contains "$T/out" "python3 -u -m train" "a package runs as a module"
 rm "$R/code/setup.py"
 
 # torchrun runs hosts x processes per host, nothing else.
-expect_error "--num-processes (or SMTD_NUM_PROCESSES): 3, but torchrun runs hosts x processes per host (2 x 1 = 2); drop it, or set --processes-per-host" \
+expect_config_error "--num-processes (or SMTD_NUM_PROCESSES): 3, but torchrun runs hosts x processes per host (2 x 1 = 2); drop it, or set --processes-per-host" \
 	--num-processes 3
 
 # Paths that reach the other hosts' shell: a shell substitution or a double
@@ -90,12 +70,12 @@ expect_error "--num-processes (or SMTD_NUM_PROCESSES): 3, but torchrun runs host
 # plan mpi-4hosts-quoted and config_launch_agent.sh).
 printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_mpi_enabled":"true"}' >"$HP"
 tail="which the shell of the other hosts would interpret: the path reaches them on the command lines that ssh and mpirun's orte_launch_agent run there; choose a path without \$ \` \" \\ or control characters"
-expect_error "--socket (or SMTD_SOCKET): \"$T/\$(touch $T/pwned)/s.sock\" has '\$', $tail" \
+expect_config_error "--socket (or SMTD_SOCKET): \"$T/\$(touch $T/pwned)/s.sock\" has '\$', $tail" \
 	--socket "$T/\$(touch $T/pwned)/s.sock"
-expect_error "--smtctl (or SMTD_SMTCTL): \"/opt/a\"b/smtctl\" has '\"', $tail" --smtctl '/opt/a"b/smtctl'
+expect_config_error "--smtctl (or SMTD_SMTCTL): \"/opt/a\"b/smtctl\" has '\"', $tail" --smtctl '/opt/a"b/smtctl'
 [ ! -e "$T/pwned" ] || fail "a path's command substitution ran"
 
 # Model parallel needs a usable SM_DLC_TORCH_VERSION.
 printf '{"sagemaker_program":"\\"train.py\\"","sagemaker_mpi_enabled":"true","mp_parameters":"{\\"partitions\\": 2}"}' >"$HP"
-SM_DLC_TORCH_VERSION=latest expect_error "SM_DLC_TORCH_VERSION (smtd's environment): \"latest\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it"
+SM_DLC_TORCH_VERSION=latest expect_config_error "SM_DLC_TORCH_VERSION (smtd's environment): \"latest\" does not start with a major version number; set it as the image's PyTorch version (2.0.1) or unset it"
 echo "PASS: refused launches"

@@ -35,19 +35,9 @@ EOF
 	chown 65534:65534 "$1/python3.11-gdb.py"
 }
 
-# start NAME CMD...: run CMD in the background, wait for "ready PID".
-start() {
-	name=$1
-	shift
-	"$@" > "$T/$name.out" 2>&1 &
-	wait_until 10 'grep -q "^ready " "$T/$name.out" 2>/dev/null' '$name did not start: $(cat "$T/$name.out")'
-	pid=$(sed -n 's/^ready //p' "$T/$name.out")
-	pids="$pids $pid"
-}
-
 # --- 1. a rank as uid 65534 with its own extension -----------------------
 evil_python "$T/nobody/rank"
-start rank as_nobody "$T/nobody/rank/python3.11" "$SLEEPER"
+start_ready rank as_nobody "$T/nobody/rank/python3.11" "$SLEEPER"
 "$READ" --timeout 20000 "$pid" > "$T/rank.txt" || fail "stacks_read failed: $(cat "$T/rank.txt")"
 [ -f "$T/nobody/rank/ran-as" ] || fail "the rank's extension was not run at all: $(cat "$T/rank.txt")"
 assert_eq "$(cat "$T/nobody/rank/ran-as")" 65534 "the uid the rank's gdb extension ran as"
@@ -57,7 +47,7 @@ assert_contains "$T/rank.txt" "    time.sleep(3600)" "its source line, read as t
 
 # --- 2. a root process, its interpreter in uid 65534's directory ---------
 evil_python "$T/nobody/planted"
-start planted "$T/nobody/planted/python3.11" "$SLEEPER"
+start_ready planted "$T/nobody/planted/python3.11" "$SLEEPER"
 "$READ" --timeout 20000 "$pid" > "$T/planted.txt" || fail "stacks_read failed: $(cat "$T/planted.txt")"
 [ ! -e "$T/nobody/planted/ran-as" ] ||
 	fail "a script uid 65534 wrote ran as uid $(cat "$T/nobody/planted/ran-as") for a root process"

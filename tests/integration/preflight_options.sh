@@ -7,8 +7,8 @@ smt_tmpdir
 R=$T/root
 mkdir -p "$R/model" "$R/output"
 
-# expect_error MESSAGE ARGS...: smtd exits 2, its first line "smtd: MESSAGE".
-expect_error() {
+# expect_option_error MESSAGE ARGS...: smtd exits 2, its first line "smtd: MESSAGE".
+expect_option_error() {
 	msg=$1
 	shift
 	rc=0
@@ -18,26 +18,26 @@ expect_error() {
 	[ ! -e "$R/output/success" ] || fail "a success file for $*"
 }
 SIZE="is not a size (a number of bytes with an optional K, M or G suffix, 1024-based, like 512M or 2G; 0 turns the check off)"
-expect_error "--min-shm: '1X' $SIZE" --min-shm 1X
-expect_error "--min-shm: '-1G' $SIZE" --min-shm -1G
-expect_error "--min-shm: '1GB' $SIZE" --min-shm 1GB
-expect_error "--min-free-disk: '2T' $SIZE" --min-free-disk 2T
-expect_error "--min-free-disk: '' $SIZE" --min-free-disk ''
-expect_error "--min-free-disk: '9999999999999999' $SIZE" --min-free-disk 9999999999999999
-SMTD_MIN_SHM=lots expect_error "SMTD_MIN_SHM: 'lots' $SIZE"
-expect_error "--preflight-timeout: '-5' is not a number of seconds from 1 to 1000000000 (digits and at most one decimal point, like 30 or 2.5)" \
+expect_option_error "--min-shm: '1X' $SIZE" --min-shm 1X
+expect_option_error "--min-shm: '-1G' $SIZE" --min-shm -1G
+expect_option_error "--min-shm: '1GB' $SIZE" --min-shm 1GB
+expect_option_error "--min-free-disk: '2T' $SIZE" --min-free-disk 2T
+expect_option_error "--min-free-disk: '' $SIZE" --min-free-disk ''
+expect_option_error "--min-free-disk: '9999999999999999' $SIZE" --min-free-disk 9999999999999999
+SMTD_MIN_SHM=lots expect_option_error "SMTD_MIN_SHM: 'lots' $SIZE"
+expect_option_error "--preflight-timeout: '-5' is not a number of seconds from 1 to 1000000000 (digits and at most one decimal point, like 30 or 2.5)" \
 	--preflight-timeout -5
-expect_error "--preflight-timeout: '0' is not a number of seconds from 1 to 1000000000 (digits and at most one decimal point, like 30 or 2.5)" \
+expect_option_error "--preflight-timeout: '0' is not a number of seconds from 1 to 1000000000 (digits and at most one decimal point, like 30 or 2.5)" \
 	--preflight-timeout 0
-expect_error "--preflight-command: unbalanced single quote at byte 7; fix the quoting" \
+expect_option_error "--preflight-command: unbalanced single quote at byte 7; fix the quoting" \
 	--preflight-command "sh -c 'exit 1"
-expect_error "--preflight-command: the value is empty" --preflight-command ''
-expect_error "--preflight-command: the value has no word to run" --preflight-command '  '
-expect_error "option '--no-install' takes no value" --no-install=yes
-SMTD_NO_INSTALL=maybe expect_error "SMTD_NO_INSTALL: 'maybe' is not one of true, false, 1, 0 (or yes, no, on, off)"
+expect_option_error "--preflight-command: the value is empty" --preflight-command ''
+expect_option_error "--preflight-command: the value has no word to run" --preflight-command '  '
+expect_option_error "option '--no-install' takes no value" --no-install=yes
+SMTD_NO_INSTALL=maybe expect_option_error "SMTD_NO_INSTALL: 'maybe' is not one of true, false, 1, 0 (or yes, no, on, off)"
 mkdir -p "$R/input/config"
 printf '{"sagemaker_preflight_command": "\\"nccl-test '"'"'-b\\""}\n' >"$R/input/config/hyperparameters.json"
-expect_error "$R/input/config/hyperparameters.json: sagemaker_preflight_command: unbalanced single quote at byte 11; fix the value"
+expect_option_error "$R/input/config/hyperparameters.json: sagemaker_preflight_command: unbalanced single quote at byte 11; fix the value"
 rm "$R/input/config/hyperparameters.json"
 
 # run ARGS...: one standalone host; $rc, $T/err (smtd's log), the failure.

@@ -21,7 +21,6 @@ jobs=
 trap 'for p in $jobs; do kill -9 -- -$p $p 2>/dev/null; done; rm -rf "$T"' EXIT
 ran=0
 
-have() { command -v "$1" >/dev/null 2>&1; }
 # Python frames from a live read: gdb with CPython's extension for Debian's python.
 pybt=0
 if have gdb && [ -f /usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py ]; then

@@ -19,19 +19,7 @@ PY=/usr/bin/python3
 pids=
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$T"' EXIT
 
-have() { command -v "$1" >/dev/null 2>&1; }
 have gdb || have eu-stack || skip_tool "gdb and eu-stack (elfutils)"
-
-# start NAME CMD...: run CMD in the background, wait for its "ready PID"
-# line, and set $pid to that PID.
-start() {
-	name=$1
-	shift
-	"$@" > "$T/$name.out" 2>&1 &
-	wait_until 10 'grep -q "^ready " "$T/$name.out" 2>/dev/null' '$name did not start: $(cat "$T/$name.out")'
-	pid=$(sed -n 's/^ready //p' "$T/$name.out")
-	pids="$pids $pid"
-}
 
 state_of() { sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status"; }
 
@@ -45,7 +33,7 @@ assert_no_tool_for() {
 	done
 }
 
-start native "$SLEEPER" --thread
+start_ready native "$SLEEPER" --thread
 cpid=$pid
 
 # --- a native process, with the preferred tool -------------------------
@@ -77,7 +65,7 @@ fi
 
 # --- a Python process ---------------------------------------------------
 if [ -x "$PY" ]; then
-	start python "$PY" "$PYSLEEPER"
+	start_ready python "$PY" "$PYSLEEPER"
 	ppid=$pid
 	"$READ" "$ppid" > "$T/python.txt" || fail "python read failed"
 	if have gdb && [ -f /usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py ] &&
@@ -130,7 +118,7 @@ if [ -x "$PY" ]; then
 	# A process that exits while its stack is being read (before the
 	# slowed gdb attaches).
 	if have gdb; then
-		start dying "$PY" "$PYSLEEPER"
+		start_ready dying "$PY" "$PYSLEEPER"
 		dpid=$pid
 		"$READ" --kill-after 100 --path "$T/slowgdb" "$dpid" > "$T/dying.txt"
 		assert_eq "$(head -1 "$T/dying.txt")" "=== $dpid reason: process $dpid is gone" "exit mid-read"
@@ -157,7 +145,7 @@ assert_eq "$(head -1 "$T/gone-close.txt")" "=== $gone reason: process $gone is g
 # --- six at once, two at a time -------------------------------------------
 six=
 for n in 1 2 3 4 5 6; do
-	start "s$n" "$SLEEPER"
+	start_ready "s$n" "$SLEEPER"
 	six="$six $pid"
 done
 # shellcheck disable=SC2086

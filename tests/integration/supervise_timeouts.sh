@@ -66,12 +66,8 @@ echo '{"sagemaker_mpi_enabled": "true"}' >"$T/w/input/config/hyperparameters.jso
 	--peer-timeout 60 --result-timeout 2 -- /bin/true >"$T/w.out" 2>&1 &
 SPID=$!
 trap 'kill -TERM $SPID 2>/dev/null; wait $SPID 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-until curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status 2>/dev/null &&
-	grep -q '"state":"waiting-for-leader"' "$T/status"; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the worker never waited: $(cat "$T/w.out")"
-	sleep 0.05
-done
+wait_until 20 'curl -s --unix-socket "$S" -o "$T/status" http://x/v1/status 2>/dev/null &&
+	grep -q "\"state\":\"waiting-for-leader\"" "$T/status"' 'the worker never waited: $(cat "$T/w.out")'
 # The leader's orted as the worker finds it in /proc (a launch agent that
 # does not announce itself): root's, started after smtd, with the
 # session's SSH_CONNECTION; it ends when told to.  Then the leader's
@@ -88,11 +84,8 @@ wait_for_file "$T/orted.pid" 10 || fail "the stand-in orted did not start"
 code=$(curl -s --unix-socket "$S" -H 'X-Smtd-Leader: 1' -X POST -o /dev/null -w '%{http_code}' \
 	http://localhost/v1/launch)
 assert_eq "$code" 200 "the launch"
-i=0
-until grep -q "found it in /proc (pid $ORTED)" "$T/w.out"; do
-	i=$((i + 1)); [ $i -lt 600 ] || { cat "$T/w.out" >&2; ps -eo pid,comm,args >&2; fail "the worker did not take the orted"; }
-	sleep 0.05
-done
+wait_until 30 'grep -q "found it in /proc (pid $ORTED)" "$T/w.out"' \
+	'the worker did not take the orted: $(cat "$T/w.out"; ps -eo pid,comm,args)'
 touch "$T/orted.end"
 wait $ORTED
 rc=0

@@ -7,13 +7,8 @@
 # from outside).  Each: every host's first line names the culprit's rank
 # and host and why, the same on every host (a worker adds "reported by the
 # leader"), exit 1 everywhere, no process left.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "no mpi4py for /usr/bin/python3"
-smt_tmpdir
 
 row() { # row NAME PER_HOST: a fresh set of 3 hosts for the case NAME
 	echo "---- $1"

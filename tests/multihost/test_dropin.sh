@@ -11,12 +11,7 @@
 #     initialises with init_method="env://" and sets no variable of its own:
 #     MASTER_ADDR and MASTER_PORT come from smtd, as from the PyTorch
 #     container's training code.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "Debian's python3-mpi4py is needed"
 command -v mpirun >/dev/null || skip "mpirun (Open MPI) is needed"
 trap 'smtd_show_all' ERR

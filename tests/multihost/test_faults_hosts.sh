@@ -4,12 +4,7 @@
 # --peer-timeout, which must not end the job), host-missing,
 # leader-missing, sigterm-all and sigterm-leader (named and described in
 # docs/MULTIHOST-TESTING.md, "The faults, by name").
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 JOB="$MPIDIR/mpi_job"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
@@ -34,9 +29,9 @@ start_lost() { # start_lost DIR: ranks that record their signals in DIR/signals
 	for k in 1 2 3; do
 		smtd_start $k --peer-timeout $PT --grace $LOST_GRACE -- "$SIGRANK" --record "$1/signals" --ready "$1"
 	done
+	dir=$1
 	for r in 0 1 2 3 4 5; do
-		for ((i = 0; i < 3000; i++)); do [ -e "$1/ready.$r" ] && break; sleep 0.01; done
-		[ -e "$1/ready.$r" ] || fail "rank $r did not start"
+		wait_until 30 '[ -e "$dir/ready.$r" ]' 'rank $r did not start'
 	done
 }
 within() { # within SECONDS WHAT

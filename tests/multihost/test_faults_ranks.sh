@@ -5,12 +5,7 @@
 # described in docs/MULTIHOST-TESTING.md, "The faults, by name").
 # After each: every host's exit code, its failure file naming the culprit,
 # no process left in any host, and the time from the fault to the last exit.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 JOB="$MPIDIR/mpi_job"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
@@ -104,12 +99,9 @@ row sshd-kill
 smtd_start 2 -- "$JOB" allreduce
 pid=$(smtd_pid_of 2 sshd) || fail "no sshd on algo-2"
 kill -KILL "$pid"
-i=0
-until mh_exec 2 "$SMTCTL" status --json >"$T/sshd-kill/status.json" 2>/dev/null &&
-	grep -q '"sshd_restarts": *1' "$T/sshd-kill/status.json"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "sshd restart not counted: $(cat "$T/sshd-kill/status.json")"
-	sleep 0.05
-done
+wait_until 20 'mh_exec 2 "$SMTCTL" status --json >"$T/sshd-kill/status.json" 2>/dev/null &&
+	grep -q "\"sshd_restarts\": *1" "$T/sshd-kill/status.json"' \
+	'sshd restart not counted: $(cat "$T/sshd-kill/status.json")'
 mh_exec 2 "$SMTCTL" status | grep -i sshd || true
 smtd_start 1 -- "$JOB" allreduce
 smtd_start 3 -- "$JOB" allreduce

@@ -10,13 +10,8 @@
 # each time every checkpoint is written and every host exits within 1 s
 # of the last rank's end (2 s built with the sanitizers; not 30 s), with
 # nothing of the job left.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
-smt_tmpdir
 SIGRANK="$top_builddir/tests/helpers/sigrank"
 # LeakSanitizer's scan at smtd's exit takes 0.5 to 1.5 s on a busy machine:
 # its time, not smtd's (leaks are checked by every other test).

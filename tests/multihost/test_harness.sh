@@ -3,15 +3,11 @@
 # simulated hosts: names, files, ssh, a C MPI_Allreduce, mpi4py, the
 # orte_launch_agent hook, signals, a vanished host, a cut link, a custom
 # PID 1, and a tear-down that leaves nothing behind.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPICC=${MPICC:-mpicc}
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
 command -v "$MPICC" >/dev/null 2>&1 || skip_tool "$MPICC (libopenmpi-dev)"
 
-smt_tmpdir
 machine_links=$(ip -o link show | awk -F': ' '{ print $2 }')
 machine_rootssh=$(ls -la /root/.ssh 2>&1)
 machine_etchosts=$(md5sum /etc/hosts 2>&1)

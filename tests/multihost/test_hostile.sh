@@ -22,17 +22,12 @@
 # file of root's is untouched; every flooded line reached the leader and
 # algo-3's smtd did not grow with them; the escaped process was ended by
 # smtd (nothing of the job left to the kernel on any host).
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
 command -v setpriv >/dev/null 2>&1 || skip_tool "setpriv (util-linux)"
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "needs $PY"
 getent group nogroup >/dev/null || skip "no group nogroup"
-smt_tmpdir
 # Every host's smtd at its default socket, in its own /run, where the
 # ranks look for it.
 unset SMTD_SOCKET

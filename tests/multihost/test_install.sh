@@ -6,12 +6,7 @@
 # run as a module; a requirement pip cannot find -> InstallFailed on every
 # host naming the host and pip's error line, no rank started;
 # --no-install skips it.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 /usr/bin/python3 -c 'import venv, pip' 2>/dev/null || skip "no python3-venv or python3-pip (scripts/setup.sh)"
 
 D=$T/inst

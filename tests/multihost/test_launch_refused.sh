@@ -5,12 +5,7 @@
 # exits 2 at once with the one line on stderr and in its failure file, and
 # nothing is launched - stand-ins for sshd, mpirun, torchrun, smddprun and
 # smddpmprun record themselves if they run.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 
 D=$T/refused
 mkdir -p "$D/bin"

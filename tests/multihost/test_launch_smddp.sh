@@ -12,12 +12,7 @@
 #     and with torch 1.x and ddp_dist_backend nccl: NCCL_PROTO only, no
 #     smddpmprun.
 # The stand-ins record their argv and environment, then exec the rest.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip_tool "Debian's python3-mpi4py (/usr/bin/python3 -c 'import mpi4py' fails)"
 command -v mpirun >/dev/null || skip_tool "mpirun (openmpi-bin)"
 PROBE="$top_srcdir/tests/helpers/env_probe.py"

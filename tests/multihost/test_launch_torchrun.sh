@@ -26,12 +26,7 @@
 # Debian's torchrun fails at start under Python 3.11 unless --redirects and
 # --tee are given: the "torchrun" first on PATH records the argv
 # smtd gave it and runs tests/helpers/torchrun_wrapper.sh, which adds them.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
 	skip_tool "Debian's python3-torch (/usr/bin/python3 -c 'import torch.distributed' fails)"
 [ -x /usr/bin/torchrun ] || skip_tool "/usr/bin/torchrun (python3-torch)"

@@ -11,13 +11,8 @@
 #      nothing left;
 # A build whose final kill is skipped fails a and b (checked, see the
 # commit that added this test).
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
-smt_tmpdir
 SIGRANK="$top_builddir/tests/helpers/sigrank"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
 

@@ -5,12 +5,7 @@
 # the job on every host as PreflightFailed (exit 1) before any rank runs,
 # naming that host and the check.  With every check passing the job runs
 # as before, and preflight.json holds every host's results.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 
 D=$T/pf
 SHM=$D/probe-1/dev/shm

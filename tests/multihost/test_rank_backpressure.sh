@@ -33,13 +33,8 @@
 # rank before, so the test takes as long.  Under AddressSanitizer the allocator's quarantine
 # would keep every freed buffer for a while and measure churn, not memory
 # in use: it is made small here.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
-smt_tmpdir
 OUTRANK="$top_builddir/tests/helpers/outrank"
 SLOWREAD="$top_builddir/tests/helpers/slowread"
 RATE=2000000

@@ -17,12 +17,7 @@
 #      exits; again with --job-cgroup never (the job's mark finds them).
 # tests/helpers/nswatch.c tells what smtd ended from what the kernel ended
 # when PID 1 exited.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 JOB="$MPIDIR/mpi_job"
 SIGRANK="$top_builddir/tests/helpers/sigrank"

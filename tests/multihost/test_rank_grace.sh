@@ -18,13 +18,8 @@
 #      GRACE (+0.5 s) on every host.
 # After each, no process of the job was left for the kernel to end when
 # smtd exited (tests/helpers/nswatch.c watches every host).
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
-smt_tmpdir
 SIGRANK="$top_builddir/tests/helpers/sigrank"
 GRACE=5
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
@@ -44,8 +39,7 @@ scenario() {
 		smtd_watch $k
 	done
 	for r in 0 1 2 3 4 5; do
-		for ((i = 0; i < 3000; i++)); do [ -e "$D/ready.$r" ] && break; sleep 0.01; done
-		[ -e "$D/ready.$r" ] || { smtd_show_all; fail "rank $r did not start"; }
+		wait_until 30 '[ -e "$D/ready.$r" ]' 'rank $r did not start$(smtd_show_all >&2)'
 	done
 }
 

@@ -9,12 +9,7 @@
 #      own place (exec: the same PID), after one line on stderr that says
 #      so - with a rank number in the environment, without one, and under
 #      a plain mpirun run by hand.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
 

@@ -11,14 +11,9 @@
 # present) are again exactly the bytes written.  Last, a rank whose long
 # line stops half-way while it waits for the others in MPI_Barrier does
 # not hang the job: its line is cut after 5 s.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "/usr/bin/python3 has no mpi4py (python3-mpi4py)"
-smt_tmpdir
 OUTRANK="$top_builddir/tests/helpers/outrank"
 [ -x "$OUTRANK" ] || fail "no $OUTRANK (make check builds it)"
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'

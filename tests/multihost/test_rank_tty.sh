@@ -20,13 +20,8 @@
 #  - the bytes are the program's: "\r" kept, "\n" not made "\r\n", ^C ^D
 #    ^Z ^S ^Q and invalid UTF-8 passed as they are, a 100000-byte line
 #    whole.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip "mpirun (Open MPI) not installed"
-smt_tmpdir
 TTYRANK="$top_builddir/tests/helpers/ttyrank"
 [ -x "$TTYRANK" ] || fail "no $TTYRANK (make check builds it)"
 # The ranks' own buffering, as a fresh image has it.

@@ -26,12 +26,7 @@
 #     before attempt 1 (SMTD_RESTART_COUNT=1) ends the job on every host
 #     as PreflightFailed naming algo-2, with restarts left; no rank of
 #     attempt 1 runs, every host exits 1.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 HELPERS=$top_srcdir/tests/helpers
 MPI_HP='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'
 

@@ -21,13 +21,8 @@
 #     seconds, Stopped (143) naming a worker stopped on its own host and
 #     the signal (not mpirun's view of it: the orted it lost).
 # After each: nothing of the job left on any host.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
+. "$top_srcdir/tests/multihost/prelude.sh"
 command -v mpirun >/dev/null 2>&1 || skip_tool "mpirun (openmpi-bin)"
-smt_tmpdir
 # Every host's smtd and smtctl on the default socket, in the host's own
 # /run (curl needs the path).
 unset SMTD_SOCKET

@@ -2,12 +2,7 @@
 # Real jobs across 3 simulated hosts, smtd as every host's PID 1:
 # C MPI_Allreduce, mpi4py with each rank's own host, custom MPI options
 # with quoted values, and a worker that starts late.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 MPIDIR=$("$top_srcdir/tests/helpers/build-mpi.sh") || exit $?
 trap 'smtd_show_all' ERR
 
@@ -132,12 +127,9 @@ for k in 1 2 3; do smtd_hyper $k "$hyper"; done
 smtd_start 1 -- "$MPIDIR/mpi_job" allreduce
 smtd_start 2 -- "$MPIDIR/mpi_job" allreduce
 # The leader waits; its status shows who is ready.
-i=0
-until mh_exec 1 "$SMTCTL" status --json >"$T/late/status.json" 2>/dev/null &&
-	grep -q '"host": *"algo-2", *"ready": *true' "$T/late/status.json"; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "algo-2 never became ready: $(cat "$T/late/status.json")"
-	sleep 0.05
-done
+wait_until 20 'mh_exec 1 "$SMTCTL" status --json >"$T/late/status.json" 2>/dev/null &&
+	grep -q "\"host\": *\"algo-2\", *\"ready\": *true" "$T/late/status.json"' \
+	'algo-2 never became ready: $(cat "$T/late/status.json")'
 grep -q '"state": *"waiting-for-peers"' "$T/late/status.json" || fail "the leader does not wait for algo-3: $(cat "$T/late/status.json")"
 grep -q '"host": *"algo-3", *"ready": *false' "$T/late/status.json" || fail "algo-3 shown ready: $(cat "$T/late/status.json")"
 mh_exec 1 "$SMTCTL" status >"$T/late/status.txt" || true

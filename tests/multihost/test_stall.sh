@@ -20,12 +20,7 @@
 # file lists both stacks once with the ranks that share them, every rank's
 # stack is in ROOT/output/data/stacks/rank-N.txt on its own host (and only
 # there) and in the leader's log, and nothing is left running on any host.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 HELPERS=$top_srcdir/tests/helpers
 STAMP=$top_srcdir/tests/multihost/stamp.py
 

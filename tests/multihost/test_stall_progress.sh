@@ -16,12 +16,7 @@
 #     own host (gdb with CPython's extension: Python frames with source
 #     lines), grouped; no rank is odd; nothing is written to
 #     ROOT/output/data/stacks; then the same processes go on and succeed.
-[ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/multihost/hosts.sh"
-. "$top_srcdir/tests/multihost/smtd.sh"
-mh_require
-smt_tmpdir
+. "$top_srcdir/tests/multihost/prelude.sh"
 HELPERS=$top_srcdir/tests/helpers
 STAMP=$top_srcdir/tests/multihost/stamp.py
 hyper='{"sagemaker_mpi_enabled": "true", "sagemaker_mpi_num_of_processes_per_host": "2"}'

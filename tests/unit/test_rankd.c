@@ -1,5 +1,5 @@
 /*
- * test_rankdrecv.c - rankd (rankd.h) and a launcher whose connection ends
+ * test_rankd.c - rankd (rankd.h) and a launcher whose connection ends
  * in an error, on a real libuv loop.
  *
  * A launcher that goes away with smtd's answer still unread makes smtd's
@@ -150,7 +150,7 @@ static int is_open(int fd)
 
 static void test_recv_error_closes_no_other_ranks_fds(void **state)
 {
-	char dir[] = "/tmp/test_rankdrecv.XXXXXX", path[128];
+	char dir[] = "/tmp/test_rankd.XXXXXX", path[128];
 	struct env e = { .close_on_hello = -1 };
 	struct smt_rankd *rd;
 	uv_loop_t loop;

@@ -1,4 +1,4 @@
-/* test_procenv.c - the job's mark found anywhere in /proc/PID/environ
+/* test_procfs.c - the job's mark found anywhere in /proc/PID/environ
  * (daemon/procfs.h), after 300 KiB of hyperparameters, across the reading
  * window's edges, and not mistaken in an entry that only starts like it.
  * A fake /proc tree (smt_proc_has_env's PROC argument). */

@@ -1,4 +1,4 @@
-/* test_curlload.c - libcurl loaded at run time (smt_curl.h). */
+/* test_smt_curl.c - libcurl loaded at run time (smt_curl.h). */
 #include "config.h"
 
 #include <errno.h>

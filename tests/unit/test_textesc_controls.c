@@ -1,4 +1,4 @@
-/* test_ctlesc.c - text a rank chose (a stack's names and source lines)
+/* test_textesc_controls.c - text a rank chose (a stack's names and source lines)
  * keeps its lines and tabs but no other control byte
  * (smt_text_escape_controls, daemon/textesc.h): a rank cannot clear a
  * terminal, move its cursor or overwrite a line of the log or of the

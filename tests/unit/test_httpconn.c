@@ -1,4 +1,5 @@
-/* test_api.c - one control API connection fed with bytes (httpconn.c). */
+/* test_httpconn.c - one control API connection fed with bytes (httpconn.c),
+ * every endpoint through routes.c. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* test_config.c - the job files: every rule of smtd-config(5), from memory. */
+/* test_jobconfig.c - the job files: every rule of smtd-config(5), from memory. */
 #include "config.h"
 
 #include <errno.h>
