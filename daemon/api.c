@@ -1088,19 +1088,21 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 	struct smt_api *api = calloc(1, sizeof *api);
 	if (!api)
 		return -ENOMEM;
-	api->loop = loop;
-	api->ops = ops;
-	api->ctx = ctx;
+	*api = (struct smt_api){
+		.loop = loop,
+		.ops = ops,
+		.ctx = ctx,
+		.longest_step_ms = -1,
+		.uid = (int)getuid(),
+		.idle_ms = SMT_API_IDLE_TIMEOUT_MS,
+		.linger_ms = LINGER_MS,
+		.max_conns = SMT_API_MAX_CONNECTIONS,
+		.max_tcp_conns = SMT_API_MAX_TCP_CONNECTIONS,
+		.conn_output_max = SMT_API_CONN_OUTPUT_MAX,
+		.output_max = SMT_API_OUTPUT_MAX,
+	};
 	LIST_INIT(&api->conns);
 	TAILQ_INIT(&api->run_queue);
-	api->longest_step_ms = -1;
-	api->uid = (int)getuid();
-	api->idle_ms = SMT_API_IDLE_TIMEOUT_MS;
-	api->linger_ms = LINGER_MS;
-	api->max_conns = SMT_API_MAX_CONNECTIONS;
-	api->max_tcp_conns = SMT_API_MAX_TCP_CONNECTIONS;
-	api->conn_output_max = SMT_API_CONN_OUTPUT_MAX;
-	api->output_max = SMT_API_OUTPUT_MAX;
 	*out = api;
 	return 0;
 }

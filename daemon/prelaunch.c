@@ -467,11 +467,8 @@ int smt_prelaunch_start(uv_loop_t *loop, struct smt_reaper *reaper,
 	*out = NULL;
 	if (!p)
 		return -ENOMEM;
-	p->loop = loop;
-	p->reaper = reaper;
-	p->done = done;
-	p->ctx = ctx;
-	p->pid = -1;
+	*p = (struct smt_prelaunch){ .loop = loop, .reaper = reaper, .done = done, .ctx = ctx,
+				     .pid = -1 };
 	clock_gettime(CLOCK_MONOTONIC, &p->t0);
 	uv_timer_init(loop, &p->timer);
 	uv_timer_init(loop, &p->kick);

@@ -71,13 +71,8 @@ int smt_proc_stat(const char *proc, pid_t pid, struct smt_proc_stat *st)
 		   &state, &ppid, &pgrp, &sid, &utime, &stime, &start, &n) < 7 ||
 	    n == 0)
 		return -EIO;
-	memset(st, 0, sizeof(*st));
-	st->pid = pid;
-	st->ppid = ppid;
-	st->pgrp = pgrp;
-	st->sid = sid;
-	st->state = state;
-	st->starttime = start;
+	*st = (struct smt_proc_stat){ .pid = pid, .ppid = ppid, .pgrp = pgrp, .sid = sid,
+				      .state = state, .starttime = start };
 	clen = (size_t)(close_paren - open_paren - 1);
 	if (clen >= sizeof(st->comm))
 		clen = sizeof(st->comm) - 1;

@@ -982,13 +982,8 @@ int smt_stacks_read(struct smt_stacks *s, pid_t pid, unsigned timeout_ms, smt_st
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
-	r->s = s;
-	r->pid = pid;
-	r->cb = cb;
-	r->arg = arg;
-	r->tool = -1;
-	r->timeout_ms = timeout_ms;
-	r->start = uv_now(s->loop);
+	*r = (struct read){ .s = s, .pid = pid, .cb = cb, .arg = arg, .tool = -1,
+			    .timeout_ms = timeout_ms, .start = uv_now(s->loop) };
 	r->deadline = r->start + timeout_ms;
 	uv_timer_init(s->loop, &r->timer);
 	r->timer.data = r;
