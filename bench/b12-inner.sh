@@ -21,12 +21,17 @@
 #   wk       1/s    the leader's wakeups (context switches) per second
 #                   over WK_SECS seconds of the idle running job
 #   chwk     1/s    the same summed over its channel processes
+#   end      s      the stand-in mpirun killed (the leader's decision: the
+#                   job failed) to the last worker's exit, every worker
+#                   told by the leader
+# CHANNELS (tcp or ssh) is every smtd's --channels.
 set -u
 dir=$1 n=$2 runs=$3
 secs=${WK_SECS:-5}
 # The peer timeout: long enough that a loaded machine loses no worker
 # (it also sets the watch period: a third of it, at most 5 s).
 PT=${B12_PEER_TIMEOUT:-60}
+CH=${CHANNELS:-tcp}
 ip link set lo up
 mount -t tmpfs b12-run /run
 
@@ -69,7 +74,7 @@ for ((r = 1; r <= runs; r++)); do
 		rm -rf "$dir/w$k"
 		mkroot "w$k"
 		"$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
-			--preload "$SMTD_PRELOAD" --peer-timeout "$PT" --current-host "w$k" -- /bin/true >"$dir/w$k.log" 2>&1 &
+			--preload "$SMTD_PRELOAD" --peer-timeout "$PT" --channels "$CH" --current-host "w$k" -- /bin/true >"$dir/w$k.log" 2>&1 &
 		pids+=($!)
 	done
 	for ((k = 1; k <= n; k++)); do
@@ -89,7 +94,7 @@ for ((r = 1; r <= runs; r++)); do
 		export B3_DIR=$dir STAMP_FILE=$dir/t1 STAMP_SLEEP=600
 		exec "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
 			--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
-			--peer-timeout "$PT" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
+			--peer-timeout "$PT" --channels "$CH" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
 	) >"$dir/leader.log" 2>&1 &
 	lp=$!
 	for ((i = 0; i < 6000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
@@ -125,17 +130,32 @@ for ((r = 1; r <= runs; r++)); do
 		l1=$(ctxt $lp)
 		c1=0
 		for c in $chs; do c1=$((c1 + $(ctxt "$c"))); done
-		if [ ! -d "/proc/$lp" ]; then
+		alive=0
+		[ -d "/proc/$lp" ] && alive=1
+		# The end: the stand-in mpirun killed, every worker told.
+		end=-
+		mp=$(pgrep -P $lp -x stamp | head -1)
+		if [ -n "$mp" ] && [ $alive = 1 ]; then
+			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) &
+			killer=$!
+			t_end0=$EPOCHREALTIME
+			kill -TERM "$mp"
+			for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+			end=$(awk -v a="$t_end0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+			kill $killer 2>/dev/null
+			wait $killer 2>/dev/null
+		fi
+		if [ $alive = 0 ]; then
 			# Nothing read of a leader that is gone is a measurement.
 			echo "n=$n ready=$ready cpu=$cpu cgcpu=$cgcpu"
 			echo "B12: the leader with $n workers ended before it was measured:" >&2
 			grep -v debug "$dir/leader.log" | tail -5 >&2
 		else
-			awk -v n=$n -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
+			awk -v n=$n -v end=$end -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
 				-v fds=$fds -v nch=$nch -v cpriv=$cpriv -v cpd=$cpd -v l0=$l0 -v l1=$l1 -v c0=$c0 -v c1=$c1 -v s=$secs \
-				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f\n",
+				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f end=%s\n",
 					n, ready, cpu, cg, rss / 1024, pss / 1024, pd / 1024, anon / 1024, fds, nch, cpriv / 1024, cpd / 1024,
-					(l1 - l0) / s, (c1 - c0) / s }'
+					(l1 - l0) / s, (c1 - c0) / s, end }'
 		fi
 	else
 		echo "n=$n ready=-"

@@ -3,7 +3,11 @@
 # so that OpenSSH's CPU does not hide smtd's own.  Sourced by bench/run.sh;
 # the work is bench/b12-inner.sh in a network and mount namespace of its
 # own.  B12_SIZES overrides the sizes, B12_RUNS the runs per size (1: a
-# 1000-worker run takes minutes of this machine's 2 cores).
+# 1000-worker run takes minutes of this machine's 2 cores).  smtd's column
+# is the default, TCP channels after readiness; the baseline is the same
+# leader with --channels ssh (an ssh per channel, smtctl dial-stdio here),
+# at the sizes up to B12_SSH_MAX (512: at 1000 its channels' forks stalled
+# this machine past the peer timeout).
 #
 # Rows: totals at each size (Bxx-N), and for the sizes after the first the
 # per-worker cost with the first size's as the baseline, so that the ratio
@@ -13,6 +17,18 @@
 # b12_get KEY LINES: the values of KEY=... of every line, space-separated.
 b12_get() {
 	echo "$2" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k && $2 != "-" { printf "%s ", $2 }'
+}
+
+# b12_run CHANNELS N RUNS: b12-inner.sh's lines, every smtd with --channels
+# CHANNELS.
+b12_run() {
+	mkdir -p "$W/b12"
+	CHANNELS=$1 SMTCTL=$SMTCTL SMTD=$SMTD SMTD_PRELOAD=$SMTD_PRELOAD BIN=$BIN \
+		unshare --net --mount --fork -- /bin/bash "$BENCH_DIR/b12-inner.sh" "$W/b12" "$2" "$3" 2>>"$W/b12.log"
+	for f in "$W"/b12/leader-*.log; do
+		[ -e "$f" ] && mv "$f" "$W/logs/$1-$(basename "$f")"
+	done
+	rm -rf "$W"/b12/w*
 }
 
 # b12_per VALUES N [SCALE]: every value divided by N (times SCALE).
@@ -26,26 +42,29 @@ bench_b12() {
 	sizes=${B12_SIZES:-256 512 1000}
 	[ $QUICK = 1 ] && sizes=${B12_SIZES:-64 256}
 	runs=${B12_RUNS:-1}
+	local ssh_max=${B12_SSH_MAX:-512} base
 	for n in $sizes; do
 		bench_log "B12: $n workers, $runs runs, load $(bench_load)"
-		mkdir -p "$W/b12"
-		out=$(SMTCTL=$SMTCTL SMTD=$SMTD SMTD_PRELOAD=$SMTD_PRELOAD BIN=$BIN \
-			unshare --net --mount --fork -- /bin/bash "$BENCH_DIR/b12-inner.sh" "$W/b12" $n $runs 2>>"$W/b12.log")
-		cp "$W"/b12/leader-*.log "$W/logs/" 2>/dev/null
-		rm -rf "$W"/b12/w*
+		out=$(b12_run tcp $n $runs)
 		bench_log "B12 $n: $out"
-		bench_record "B12r-$n" "readiness of $n workers through fakessh: leader exec to mpirun exec" s "≤ 1.5 s at 1000" "$(b12_get ready "$out")" ""
-		bench_record "B12c-$n" "the same, the leader's own CPU (utime + stime)" "CPU s" "≤ 0.5 ms per worker" "$(b12_get cpu "$out")" ""
-		bench_record "B12g-$n" "the same, the leader and its channel processes (cpuacct cgroup)" "CPU s" "—" "$(b12_get cgcpu "$out")" ""
-		bench_record "B12m-$n" "the leader's RSS, every channel open and idle, the job running" MiB "≤ 32 MiB at 1000" "$(b12_get rss "$out")" ""
-		bench_record "B12p-$n" "the same, its PSS" MiB "≤ 32 MiB at 1000" "$(b12_get pss "$out")" ""
-		bench_record "B12d-$n" "the same, its Private_Dirty (smaps_rollup)" MiB "—" "$(b12_get pd "$out")" ""
-		bench_record "B12a-$n" "the same, its anonymous memory (Anonymous, smaps_rollup)" MiB "—" "$(b12_get anon "$out")" ""
-		bench_record "B12f-$n" "the same, its open descriptors" count "—" "$(b12_get fds "$out")" ""
-		bench_record "B12h-$n" "the leader's channel processes (smtctl dial-stdio here, ssh on real hosts)" count "≤ 1 per worker" "$(b12_get chan "$out")" ""
-		bench_record "B12hm-$n" "their private memory (Private_Clean + Private_Dirty), summed" MiB "—" "$(b12_get chanpriv "$out")" ""
-		bench_record "B12w-$n" "the leader's wakeups (context switches) per second, $n idle channels, over ${WK_SECS:-5} s" 1/s "0 at 1000" "$(b12_get wk "$out")" ""
-		bench_record "B12wc-$n" "the same, summed over its channel processes" 1/s "—" "$(b12_get chwk "$out")" ""
+		base=
+		if [ "$n" -le "$ssh_max" ]; then
+			base=$(b12_run ssh $n $runs)
+			bench_log "B12 $n, --channels ssh: $base"
+		fi
+		bench_record "B12r-$n" "readiness of $n workers through fakessh: leader exec to mpirun exec" s "≤ 1.5 s at 1000" "$(b12_get ready "$out")" "$(b12_get ready "$base")"
+		bench_record "B12c-$n" "the same, the leader's own CPU (utime + stime)" "CPU s" "≤ 0.5 ms per worker" "$(b12_get cpu "$out")" "$(b12_get cpu "$base")"
+		bench_record "B12g-$n" "the same, the leader and its channel processes (cpuacct cgroup)" "CPU s" "—" "$(b12_get cgcpu "$out")" "$(b12_get cgcpu "$base")"
+		bench_record "B12m-$n" "the leader's RSS, every channel open and idle, the job running" MiB "≤ 32 MiB at 1000" "$(b12_get rss "$out")" "$(b12_get rss "$base")"
+		bench_record "B12p-$n" "the same, its PSS" MiB "≤ 32 MiB at 1000" "$(b12_get pss "$out")" "$(b12_get pss "$base")"
+		bench_record "B12d-$n" "the same, its Private_Dirty (smaps_rollup)" MiB "—" "$(b12_get pd "$out")" "$(b12_get pd "$base")"
+		bench_record "B12a-$n" "the same, its anonymous memory (Anonymous, smaps_rollup)" MiB "—" "$(b12_get anon "$out")" "$(b12_get anon "$base")"
+		bench_record "B12f-$n" "the same, its open descriptors" count "—" "$(b12_get fds "$out")" "$(b12_get fds "$base")"
+		bench_record "B12h-$n" "the leader's channel processes (smtctl dial-stdio here, ssh on real hosts)" count "≤ 1 per worker" "$(b12_get chan "$out")" "$(b12_get chan "$base")"
+		bench_record "B12hm-$n" "their private memory (Private_Clean + Private_Dirty), summed" MiB "—" "$(b12_get chanpriv "$out")" "$(b12_get chanpriv "$base")"
+		bench_record "B12w-$n" "the leader's wakeups (context switches) per second, $n idle channels, over ${WK_SECS:-5} s" 1/s "0 at 1000" "$(b12_get wk "$out")" "$(b12_get wk "$base")"
+		bench_record "B12wc-$n" "the same, summed over its channel processes" 1/s "—" "$(b12_get chwk "$out")" "$(b12_get chwk "$base")"
+		bench_record "B12e-$n" "the job's end: its stand-in mpirun killed (the leader's decision) to the last of $n workers' exit" s "≤ 1 s at 1000" "$(b12_get end "$out")" "$(b12_get end "$base")"
 		# Per worker, against the first size's.
 		for v in ready:B12r:s:1000 cpu:B12c:ms:1000 pss:B12p:KiB:1024 anon:B12a:KiB:1024 chan:B12h:count:1 chanpriv:B12hm:MiB:1 wk:B12w:1/s:1; do
 			IFS=: read -r key id unit scale <<<"$v"
@@ -59,5 +78,5 @@ bench_b12() {
 		done
 		first=${first:-$n}
 	done
-	bench_note "B12 sizes $sizes: the per-worker rows (B12*n) divide by N, their baseline is the same at $first workers; the 4000 rows are a + b*N through the first and last size's medians (bench/report.py)."
+	bench_note "B12: the baseline column is the same leader with --channels ssh (sizes up to $ssh_max), an ssh process per channel (smtctl dial-stdio through fakessh here). B12 sizes $sizes: the per-worker rows (B12*n) divide by N, their baseline is the same at $first workers; the 4000 rows are a + b*N through the first and last size's medians (bench/report.py)."
 }

@@ -71,6 +71,7 @@ MODEL_FAMILIES = {
     "B12hm": "their private memory, summed",
     "B12w": "the leader's wakeups per second, every channel idle",
     "B12wc": "its channel processes' wakeups per second",
+    "B12e": "the job's end, the leader's decision to every worker's exit",
 }
 measured = {}
 

@@ -45,7 +45,7 @@ echo "bench: building (scripts/build.sh build, -O2, no sanitizers)" >&2
 make -C "$top_builddir" tests/multihost/mh-init bench/stamp bench/ratewriter bench/b3shim \
 	bench/statusload bench/ckptrank >"$top_builddir/bench.make.out" 2>&1 ||
 	{ tail -20 "$top_builddir/bench.make.out" >&2; exit 1; }
-export SMTD=$top_builddir/smtd SMTCTL=$top_builddir/smtctl
+export SMTD=${SMTD_OVERRIDE:-$top_builddir/smtd} SMTCTL=$top_builddir/smtctl
 export SMTD_PRELOAD=$top_builddir/preload/.libs/libsmthostname.so
 MPIDIR=$("$top/tests/helpers/build-mpi.sh") || exit 1
 BIN=$top_builddir/bench

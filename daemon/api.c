@@ -53,9 +53,13 @@ union stream {
 	uv_tcp_t tcp;
 };
 
+/* The three kinds of listener, each with its own places (within_limits). */
+enum listen_kind { L_UNIX, L_HEALTH, L_CHANNEL };
+
 struct listener {
 	union stream h;
 	struct smt_api *api;
+	enum listen_kind kind;
 	int is_tcp;
 };
 
@@ -78,6 +82,7 @@ struct conn {
 	LIST_ENTRY(conn) link;     /* in api->conns until it starts closing */
 	TAILQ_ENTRY(conn) run;     /* the run queue, when on it */
 	int on_run_queue;
+	enum listen_kind kind;
 	int is_tcp;
 	int uid;            /* the client's, from SO_PEERCRED; -1 over TCP */
 	struct sockaddr_storage addr; /* over TCP: the client's address */
@@ -111,12 +116,17 @@ struct smt_api {
 	unsigned idle_ms;
 	unsigned max_conns;      /* on the Unix socket */
 	unsigned max_tcp_conns;  /* on the TCP listener */
+	unsigned max_channel_conns; /* on the channel listener */
 	unsigned unix_conns, tcp_conns;
 	size_t conn_output_max, output_max;
 	size_t queued;           /* every connection's unsent answers */
 	unsigned linger_ms;
 	struct listener *unix_listener;
 	struct listener *tcp_listener;
+	struct listener *channel_listener;
+	char channel_token[SMT_TOKEN_HEX + 1];
+	struct sockaddr_storage channel_leader; /* where the token came from */
+	int have_channel_leader;
 	char *unix_path;
 	dev_t unix_dev;
 	ino_t unix_ino;
@@ -630,6 +640,11 @@ static void conn_after(struct conn *c, int r)
 		return;
 	}
 	unsigned hold = smt_httpconn_held(c->http);
+	if (c->kind == L_CHANNEL && !c->api->have_channel_leader &&
+	    smt_httpconn_from_leader(c->http)) {
+		c->api->channel_leader = c->addr;
+		c->api->have_channel_leader = 1;
+	}
 	if (c->lingering) {
 		/* Nothing changes any more: no poll is held, the requests
 		 * behind are answered at once (the leader's, one at a time
@@ -774,13 +789,19 @@ static int same_source(const struct sockaddr_storage *a, const struct sockaddr_s
  * from elsewhere still get in.  Counted among the open connections, C
  * included.
  */
+static unsigned kind_max(const struct smt_api *api, enum listen_kind kind)
+{
+	return kind == L_UNIX ? api->max_conns :
+	       kind == L_HEALTH ? api->max_tcp_conns : api->max_channel_conns;
+}
+
 static int within_limits(const struct smt_api *api, const struct conn *c)
 {
-	unsigned max = c->is_tcp ? api->max_tcp_conns : api->max_conns, open = 0, mine = 0;
+	unsigned max = kind_max(api, c->kind), open = 0, mine = 0;
 	const struct conn *o;
 
 	LIST_FOREACH(o, &api->conns, link) {
-		if (o->is_tcp != c->is_tcp || o->closing)
+		if (o->kind != c->kind || o->closing)
 			continue;
 		open++;
 		if (c->is_tcp ? same_source(&o->addr, &c->addr) : o->uid == c->uid)
@@ -788,6 +809,20 @@ static int within_limits(const struct smt_api *api, const struct conn *c)
 	}
 	if (open > max)
 		return 0;
+	/* On the channel, a quarter of the places stays for the address the
+	 * token came from: the leader's one-shot requests (the end, the
+	 * result) open a connection each, and strangers from several
+	 * addresses must not leave them none. */
+	if (c->kind == L_CHANNEL && api->have_channel_leader &&
+	    !same_source(&c->addr, &api->channel_leader)) {
+		unsigned strangers = 0;
+		LIST_FOREACH(o, &api->conns, link)
+			if (o->kind == L_CHANNEL && !o->closing &&
+			    !same_source(&o->addr, &api->channel_leader))
+				strangers++;
+		if (strangers > max - max / 4)
+			return 0;
+	}
 	if (c->is_tcp)
 		return mine <= (max - max / 4 ? max - max / 4 : 1);
 	if (c->uid == 0 || c->uid == api->uid)
@@ -814,6 +849,7 @@ static void on_connection(uv_stream_t *server, int status)
 		return;
 	}
 	c->api = api;
+	c->kind = l->kind;
 	c->is_tcp = l->is_tcp;
 	int r = l->is_tcp ? uv_tcp_init(api->loop, &c->h.tcp) :
 			    uv_pipe_init(api->loop, &c->h.pipe, 0);
@@ -840,9 +876,16 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	api->stats.accepted++;
 	api->fresh = 1;
-	struct smt_httpconn_peer peer = { .daemon_uid = api->uid, .read_only = l->is_tcp };
+	struct smt_httpconn_peer peer = { .daemon_uid = api->uid,
+					  .read_only = l->kind == L_HEALTH };
 
 	peer_cred(c, l->is_tcp, &peer);
+	if (l->kind == L_CHANNEL) {
+		/* Root's, for every request that carries the token: the
+		 * others are refused before they are read (httpconn.h). */
+		peer.uid = 0;
+		peer.token = api->channel_token;
+	}
 	c->uid = peer.uid;
 	if (c->is_tcp) {
 		int alen = (int)sizeof(c->addr);
@@ -850,7 +893,7 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	/* Each listener has its own limit: probes over TCP never take the
 	 * places of the control socket's clients and the leader's channels. */
-	unsigned max = c->is_tcp ? api->max_tcp_conns : api->max_conns;
+	unsigned max = kind_max(api, c->kind);
 	if (!within_limits(api, c) || api->closing) {
 		uv_buf_t b = uv_buf_init((char *)too_many, sizeof too_many - 1);
 		api->stats.rejected++;
@@ -893,12 +936,14 @@ static void on_listener_closed(uv_handle_t *h)
 	api_release(api);
 }
 
-static struct listener *listener_new(struct smt_api *api, int is_tcp)
+static struct listener *listener_new(struct smt_api *api, enum listen_kind kind)
 {
 	struct listener *l = calloc(1, sizeof *l);
 	if (!l)
 		return NULL;
+	int is_tcp = kind != L_UNIX;
 	l->api = api;
+	l->kind = kind;
 	l->is_tcp = is_tcp;
 	int r = is_tcp ? uv_tcp_init(api->loop, &l->h.tcp) : uv_pipe_init(api->loop, &l->h.pipe, 0);
 	if (r < 0) {
@@ -970,7 +1015,7 @@ int smt_api_listen_unix(struct smt_api *api, const char *path, const char *group
 	fd = smt_unix_listen("control socket", path, SOCK_STREAM, 0660, gid, &st);
 	if (fd < 0)
 		return fd;
-	l = listener_new(api, 0);
+	l = listener_new(api, L_UNIX);
 	if (!l) {
 		r = -ENOMEM;
 		goto out;
@@ -1051,7 +1096,7 @@ int smt_api_listen_tcp(struct smt_api *api, const char *addr_port)
 			  addr_port);
 		return -EINVAL;
 	}
-	struct listener *l = listener_new(api, 1);
+	struct listener *l = listener_new(api, L_HEALTH);
 	if (!l)
 		return -ENOMEM;
 	if ((r = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, 0)) < 0 ||
@@ -1064,17 +1109,47 @@ int smt_api_listen_tcp(struct smt_api *api, const char *addr_port)
 	return 0;
 }
 
-int smt_api_tcp_port(const struct smt_api *api)
+static int listener_port(const struct listener *l)
 {
 	struct sockaddr_storage ss;
 	int len = sizeof ss;
 
-	if (!api->tcp_listener ||
-	    uv_tcp_getsockname(&api->tcp_listener->h.tcp, (struct sockaddr *)&ss, &len) < 0)
+	if (!l || uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&ss, &len) < 0)
 		return -ENOENT;
 	if (ss.ss_family == AF_INET6)
 		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+int smt_api_tcp_port(const struct smt_api *api)
+{
+	return listener_port(api->tcp_listener);
+}
+
+int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, const char *token)
+{
+	struct listener *l;
+	int r;
+
+	if (api->channel_listener || api->closing)
+		return -EBUSY;
+	if (strlen(token) != SMT_TOKEN_HEX)
+		return -EINVAL;
+	if (!(l = listener_new(api, L_CHANNEL)))
+		return -ENOMEM;
+	if ((r = uv_tcp_bind(&l->h.tcp, addr, 0)) < 0 ||
+	    (r = uv_listen(&l->h.stream, LISTEN_BACKLOG, on_connection)) < 0) {
+		listener_close(l);
+		return r;
+	}
+	memcpy(api->channel_token, token, SMT_TOKEN_HEX + 1);
+	api->channel_listener = l;
+	return 0;
+}
+
+int smt_api_channel_port(const struct smt_api *api)
+{
+	return listener_port(api->channel_listener);
 }
 
 unsigned smt_api_connections(const struct smt_api *api)
@@ -1098,6 +1173,7 @@ int smt_api_new(uv_loop_t *loop, const struct smt_api_ops *ops, void *ctx,
 		.linger_ms = LINGER_MS,
 		.max_conns = SMT_API_MAX_CONNECTIONS,
 		.max_tcp_conns = SMT_API_MAX_TCP_CONNECTIONS,
+		.max_channel_conns = SMT_API_MAX_CHANNEL_CONNECTIONS,
 		.conn_output_max = SMT_API_CONN_OUTPUT_MAX,
 		.output_max = SMT_API_OUTPUT_MAX,
 	};
@@ -1155,7 +1231,9 @@ void smt_api_close(struct smt_api *api, void (*done)(void *), void *arg)
 		listener_close(api->unix_listener);
 	if (api->tcp_listener)
 		listener_close(api->tcp_listener);
-	api->unix_listener = api->tcp_listener = NULL;
+	if (api->channel_listener)
+		listener_close(api->channel_listener);
+	api->unix_listener = api->tcp_listener = api->channel_listener = NULL;
 	/*
 	 * Held long polls are answered now, and answers already queued or
 	 * being rendered are still delivered; deferred requests not started

@@ -58,6 +58,9 @@
  * the Unix socket, and over TCP (--health-listen) on their own. */
 #define SMT_API_MAX_CONNECTIONS 256
 #define SMT_API_MAX_TCP_CONNECTIONS 16
+/* The channel listener's: the leader needs a few (its long polls, the
+ * launch and the end); the rest are for whoever else knocks. */
+#define SMT_API_MAX_CHANNEL_CONNECTIONS 32
 /* A connection's next request waits while its unsent answers exceed this. */
 #define SMT_API_CONN_OUTPUT_MAX (64 * 1024)
 /* Large answers wait while all unsent answers together exceed this. */
@@ -127,6 +130,19 @@ int smt_api_listen_tcp(struct smt_api *api, const char *addr_port);
 
 /* The port of the TCP listener, or -ENOENT when there is none. */
 int smt_api_tcp_port(const struct smt_api *api);
+
+/*
+ * A worker's channel for the leader (smtd(8) Channels): listen on TCP
+ * ADDR (port 0 picks a free one) for requests that carry TOKEN
+ * (SMT_TOKEN_HEX hex digits, copied) in SMT_HEADER_TOKEN.  Such a request
+ * is served as root's on the Unix socket; any other is answered 403 and
+ * its connection closed before its body is read.  Its connections have
+ * SMT_API_MAX_CHANNEL_CONNECTIONS places of their own.  Returns 0,
+ * -EINVAL for a token of another length, or a libuv error.
+ */
+int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, const char *token);
+/* Its port, or -ENOENT when there is none. */
+int smt_api_channel_port(const struct smt_api *api);
 
 /* The status changed: every held long poll is answered 20 ms from the
  * first change not yet answered, with whatever changed meanwhile. */

@@ -25,12 +25,16 @@ typedef int (*smt_api_post_fn)(void *ctx, json_t *body, int peer_pid, json_t **r
  * What the server asks the daemon.  Every callback may be NULL: the
  * endpoint then answers 501.  CTX is the pointer given to smt_api_new.
  */
+#define SMT_STATUS_BRIEF 1
+#define SMT_STATUS_LEADER 2
+
 struct smt_api_ops {
 	/* GET /v1/status: the state object (a new reference), NULL on error
-	 * (500).  BRIEF (?brief=1): the host list may be given as its digest
-	 * (SMT_F_HOSTS_DIGEST, smt_digest_text) instead; the routes make the
-	 * digest of a list that is given all the same. */
-	json_t *(*status)(void *ctx, int brief);
+	 * (500).  FLAGS: SMT_STATUS_BRIEF (?brief=1): the host list may be
+	 * given as its digest (SMT_F_HOSTS_DIGEST, smt_digest_text) instead;
+	 * the routes make the digest of a list that is given all the same.
+	 * SMT_STATUS_LEADER: the leader asks (what only it may read). */
+	json_t *(*status)(void *ctx, int flags);
 	/* GET /healthz, GET /readyz: nonzero for 200, zero for 503. */
 	int (*healthy)(void *ctx);
 	int (*ready)(void *ctx);

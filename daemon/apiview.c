@@ -64,9 +64,10 @@ static json_t *job_object(struct smt_daemon *d)
 	return job;
 }
 
-json_t *smt_view_status(void *ctx, int brief)
+json_t *smt_view_status(void *ctx, int flags)
 {
 	struct smt_daemon *d = ctx;
+	int brief = flags & SMT_STATUS_BRIEF;
 	json_t *st = json_object();
 	const char *digest = brief ? smt_plan_hosts_digest(d->plan) : NULL;
 
@@ -95,6 +96,15 @@ json_t *smt_view_status(void *ctx, int brief)
 			    json_integer(d->restart ? smt_restart_max(d->restart) : 0));
 	/* The pre-launch phase: this host's, and on the leader every host's. */
 	json_object_set_new(st, SMT_F_PREFLIGHT, smt_daemon_preflight_list(d));
+	/* Where the leader reaches this worker over TCP; the token only in
+	 * an answer to the leader (over its ssh, at readiness). */
+	if (d->channel.port > 0) {
+		json_t *ch = json_pack("{s:s, s:i}", SMT_F_ADDRESS, d->channel.address, SMT_F_PORT,
+				       d->channel.port);
+		if (ch && (flags & SMT_STATUS_LEADER))
+			json_object_set_new(ch, SMT_F_TOKEN, json_string(d->channel.token));
+		json_object_set_new(st, SMT_F_CHANNEL, ch);
+	}
 	smt_stacks_status(d, st);
 	if (d->role->status)
 		d->role->status(d, st);

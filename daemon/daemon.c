@@ -438,6 +438,19 @@ static int setup_api(struct smt_daemon *d, char **text)
 			return rc;
 		}
 	}
+	if (d->role_kind == SMT_ROLE_WORKER && d->opts->channels == SMT_CHANNELS_TCP) {
+		char why[256];
+
+		/* Not fatal: the leader's ssh still reaches this host, at the
+		 * price of an ssh process per channel on the leader. */
+		if (smt_tcpchannel_open(d->api, smt_plan_iface(d->plan), &d->channel, why,
+					sizeof(why)) < 0)
+			smt_warn("no TCP channel for the leader: %s; its channels to this host go "
+				 "through ssh", why);
+		else
+			smt_info("TCP channel for the leader on %s port %d", d->channel.address,
+				 d->channel.port);
+	}
 	return 0;
 }
 

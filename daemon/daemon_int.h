@@ -24,6 +24,7 @@
 #include "report.h"
 #include "restart.h"
 #include "sshd.h"
+#include "tcpchannel.h"
 
 #define SMT_NSIGNALS 6
 
@@ -92,6 +93,7 @@ struct smt_daemon {
 	void *role_state;
 	struct smt_reaper *reaper;
 	struct smt_api *api;
+	struct smt_tcpchannel channel; /* a worker's, for the leader; port 0: none */
 	struct smt_sshd *sshd;
 	struct smt_hostjob *job;
 	uv_signal_t signals[SMT_NSIGNALS];
@@ -214,7 +216,7 @@ void smt_stacks_status(struct smt_daemon *d, json_t *st);
 /* apiapply.c: every callback of the control API. */
 extern const struct smt_api_ops smt_daemon_api_ops;
 /* apiview.c: what the control API shows (apiops.h says what each gives). */
-json_t *smt_view_status(void *ctx, int brief);
+json_t *smt_view_status(void *ctx, int flags);
 int smt_view_healthy(void *ctx);
 int smt_view_ready(void *ctx);
 json_t *smt_view_logs(void *ctx, long tail, long rank);

@@ -183,6 +183,8 @@ static int on_message_begin(http_parser *p)
 	c->in_value = 0;
 	c->value_is_expect = 0;
 	c->expect_len = 0;
+	c->value_is_token = 0;
+	c->token_len = 0;
 	smt_dynbuf_reset(&c->body);
 	c->value_is_leader = 0;
 	c->leader_req = 0;
@@ -231,17 +233,41 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 			c->leader_req = 1;
 		if (c->value_is_expect)
 			c->expect_len = 0;
+		c->value_is_token = c->field_len == sizeof(SMT_HEADER_TOKEN) - 1 &&
+				    strncasecmp(c->field, SMT_HEADER_TOKEN, c->field_len) == 0;
+		if (c->value_is_token)
+			c->token_len = 0;
 	}
 	if (c->value_is_expect)
 		for (size_t i = 0; i < len && c->expect_len < EXPECT_MAX; i++)
 			c->expect[c->expect_len++] = at[i];
+	/* One byte more than a token is kept: a longer value never matches. */
+	if (c->value_is_token)
+		for (size_t i = 0; i < len && c->token_len <= SMT_TOKEN_HEX; i++)
+			c->token[c->token_len++] = at[i];
 	return 0;
+}
+
+/* Whether the request carried the channel's token.  Every byte compared,
+ * whatever differs first: the time of the answer says nothing about how
+ * much of a guess was right. */
+static int token_matches(const struct smt_httpconn *c)
+{
+	unsigned char diff = c->token_len != SMT_TOKEN_HEX;
+
+	for (size_t i = 0; i < SMT_TOKEN_HEX; i++)
+		diff |= (unsigned char)((i < c->token_len ? c->token[i] : 0) ^ c->peer.token[i]);
+	return diff == 0;
 }
 
 static int on_headers_complete(http_parser *p)
 {
 	struct smt_httpconn *c = p->data;
 
+	/* Before anything else, the body included, is read or answered. */
+	if (c->peer.token && !token_matches(c))
+		return refuse(c, 403, "this channel serves only the job's leader (no valid "
+				      SMT_HEADER_TOKEN ")");
 	if (p->upgrade)
 		return refuse(c, 400, "protocol upgrades are not supported");
 	if ((p->flags & F_CONTENTLENGTH) && p->content_length > SMT_MAX_BODY_BYTES)

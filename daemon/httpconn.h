@@ -25,8 +25,8 @@
  * The request line and headers may be SMT_MAX_HEADER_BYTES long in all,
  * every byte counted (431 beyond); a body SMT_MAX_BODY_BYTES (413).
  * "X-Smtd-Leader" marks the leader's requests only from a trusted peer:
- * not read-only, with uid 0 or the daemon's own; from anyone else it is
- * ignored.
+ * not read-only, with uid 0 or the daemon's own, or on a TCP channel with
+ * the job's token; from anyone else it is ignored.
  */
 #ifndef SMT_HTTPCONN_H
 #define SMT_HTTPCONN_H
@@ -52,6 +52,10 @@ struct smt_httpconn_peer {
 	int pid;         /* SO_PEERCRED PID, 0 when unknown (TCP) */
 	int daemon_uid;  /* the daemon's own uid: may change things too */
 	int read_only;   /* only GET/HEAD of the read endpoints (TCP) */
+	/* A worker's TCP channel: every request must carry this token
+	 * (SMT_HEADER_TOKEN) or is refused, 403, and the connection closed;
+	 * with it, the request is root's.  NULL elsewhere. */
+	const char *token;
 };
 
 /* STATS may be NULL.  Returns 0 or -ENOMEM. */

@@ -44,6 +44,9 @@ struct smt_httpconn {
 	size_t field_len;
 	int in_value;
 	int value_is_expect;
+	int value_is_token;
+	char token[SMT_TOKEN_HEX + 1];   /* SMT_HEADER_TOKEN's value, cut */
+	size_t token_len;
 	char expect[EXPECT_MAX];
 	size_t expect_len;
 	struct smt_dynbuf body;   /* capped at SMT_MAX_BODY_BYTES */

@@ -839,8 +839,7 @@ static int on_batch(void *ctx, size_t i, const char *host, char *body, size_t le
 {
 	struct smt_daemon *d = ctx;
 
-	(void)i;
-	return smt_output_remote(smt_hostjob_output(d->job), host, body, len, done, arg);
+	return smt_output_remote(smt_hostjob_output(d->job), i, host, body, len, done, arg);
 }
 
 static const struct smt_peers_ops peers_ops = {
@@ -899,6 +898,7 @@ static int start_peers(struct smt_daemon *d)
 		.channel_socket = channels,
 		.reaper = d->reaper,
 		.peer_timeout = d->opts->peer_timeout,
+		.tcp = d->opts->channels == SMT_CHANNELS_TCP,
 	};
 	rc = smt_peers_start(&d->loop, &pc, &peers_ops, d, &L(d)->peers);
 	free(workers);

@@ -69,6 +69,7 @@ daemon_libsmtd_a_SOURCES += daemon/stackparse.c daemon/stackparse.h \
 
 # Talking: the control API, curl on the loop, the leader's channels, systemd.
 daemon_libsmtd_a_SOURCES += daemon/api.c daemon/api.h \
+	daemon/tcpchannel.c daemon/tcpchannel.h \
 	daemon/unixlisten.c daemon/unixlisten.h \
 	daemon/httpconn.c daemon/httpconn.h daemon/httpconn_int.h daemon/routes.c daemon/apiops.h \
 	daemon/jsonrender.c daemon/jsonrender.h \

@@ -35,7 +35,7 @@ enum {
 	OPT_RANK_LOG_DIR, OPT_PROGRESS_PATTERN, OPT_JOB_CGROUP, OPT_STALL_TIMEOUT,
 	OPT_START_TIMEOUT, OPT_LAUNCH, OPT_MAX_RESTARTS, OPT_RESTART_DELAY,
 	OPT_NO_INSTALL, OPT_NO_GPU_CHECK, OPT_NO_EFA_CHECK, OPT_MIN_SHM, OPT_MIN_FREE_DISK,
-	OPT_PREFLIGHT_COMMAND, OPT_PREFLIGHT_TIMEOUT, OPT_RANK_STDOUT,
+	OPT_PREFLIGHT_COMMAND, OPT_PREFLIGHT_TIMEOUT, OPT_RANK_STDOUT, OPT_CHANNELS,
 };
 
 static const struct option long_options[] = {
@@ -65,6 +65,7 @@ static const struct option long_options[] = {
 	{ "grace", required_argument, NULL, OPT_GRACE },
 	{ "rank-log-dir", required_argument, NULL, OPT_RANK_LOG_DIR },
 	{ "rank-stdout", required_argument, NULL, OPT_RANK_STDOUT },
+	{ "channels", required_argument, NULL, OPT_CHANNELS },
 	{ "progress-pattern", required_argument, NULL, OPT_PROGRESS_PATTERN },
 	{ "job-cgroup", required_argument, NULL, OPT_JOB_CGROUP },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
@@ -103,6 +104,8 @@ static void options_usage(FILE *out)
 	      "  --sshd-path PATH           sshd binary (SMTD_SSHD_PATH; default /usr/sbin/sshd)\n"
 	      "  --sshd-config FILE         run sshd with -f FILE (SMTD_SSHD_CONFIG)\n"
 	      "  --ssh-path PATH            ssh client (SMTD_SSH_PATH; default ssh)\n"
+	      "  --channels tcp|ssh         the leader's channels to its workers after "
+	      "readiness (SMTD_CHANNELS; default tcp)\n"
 	      "  --smtctl PATH              smtctl on every host (SMTD_SMTCTL)\n"
 	      "  --preload PATH             libsmthostname.so for the ranks (SMTD_PRELOAD)\n"
 	      "  --program NAME             program in the code directory (SAGEMAKER_PROGRAM)\n"
@@ -411,6 +414,16 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		o->rank_stdout = (enum smt_rank_stdout)k;
 		return 0;
 	}
+	case OPT_CHANNELS: {
+		/* In the order of enum smt_channels. */
+		static const char *const kinds[] = { "tcp", "ssh" };
+		int k;
+
+		if (parse_choice(what, val, CHOICES(kinds), &k, err, errlen) < 0)
+			return -EINVAL;
+		o->channels = (enum smt_channels)k;
+		return 0;
+	}
 	case OPT_MPI:
 		if (!val)
 			return o->mpi_enabled = 1, 0;
@@ -543,7 +556,7 @@ static const struct {
 	{ "SMTD_MIN_FREE_DISK", OPT_MIN_FREE_DISK },
 	{ "SMTD_PREFLIGHT_COMMAND", OPT_PREFLIGHT_COMMAND },
 	{ "SMTD_PREFLIGHT_TIMEOUT", OPT_PREFLIGHT_TIMEOUT },
-	{ "SMTD_RANK_STDOUT", OPT_RANK_STDOUT },
+	{ "SMTD_RANK_STDOUT", OPT_RANK_STDOUT }, { "SMTD_CHANNELS", OPT_CHANNELS },
 };
 
 static const struct option *find_long(int val)

@@ -20,6 +20,8 @@ enum smt_sshd_mode { SMT_SSHD_AUTO = 0, SMT_SSHD_ALWAYS, SMT_SSHD_NEVER };
 /* A rank's stdout (smtd(8) A rank's standard output). */
 enum smt_rank_stdout { SMT_RANK_STDOUT_PIPE = 0, SMT_RANK_STDOUT_TTY };
 enum smt_job_cgroup_mode { SMT_JOB_CGROUP_AUTO = 0, SMT_JOB_CGROUP_NEVER };
+/* How the leader reaches its workers after readiness (smtd(8) Channels). */
+enum smt_channels { SMT_CHANNELS_TCP = 0, SMT_CHANNELS_SSH };
 
 struct smt_options {
 	const char *root;          /* --root, SMTD_ROOT; default /opt/ml */
@@ -54,6 +56,7 @@ struct smt_options {
 	double preflight_timeout;  /* --preflight-timeout, SMTD_PREFLIGHT_TIMEOUT; -1 unset */
 	enum smt_sshd_mode sshd_mode; /* --sshd auto|always|never, SMTD_SSHD */
 	enum smt_rank_stdout rank_stdout; /* --rank-stdout pipe|tty, SMTD_RANK_STDOUT */
+	enum smt_channels channels; /* --channels tcp|ssh, SMTD_CHANNELS */
 	int mpi_enabled;           /* --mpi / --no-mpi, SMTD_MPI_ENABLED; -1 unset */
 	const char *launch;        /* --launch standalone|mpi|smddp|torchrun, SMTD_LAUNCH:
 				    * decides the launch alone (plan.h); NULL or "auto":

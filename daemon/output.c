@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "safefile.h"
 #include "smt_proto.h"
 #include "textesc.h"
+#include "vec.h"
 
 #define READ_BUF (64 * 1024)
 #define MSG_LINE_MAX 4096
@@ -105,6 +107,10 @@ struct smt_output {
 	struct smt_outbox *outbox;
 	SLIST_HEAD(, source) sources;
 	SLIST_HEAD(, rhost) rhosts;
+	/* The same by the worker's index: a batch finds its host at once,
+	 * not by a walk of 1000 names. */
+	struct rhost **rhost_at;
+	size_t rhost_cap;
 	SLIST_HEAD(, ranklog) ranklogs;
 	int ranklog_dirfd;
 	struct msgsrc msg[2];
@@ -831,18 +837,20 @@ static void remote_resume(struct smt_merge_src *ms)
 	remote_pump((struct rhost *)ms);
 }
 
-static struct rhost *rhost_of(struct smt_output *o, const char *host)
+static struct rhost *rhost_of(struct smt_output *o, size_t index, const char *host)
 {
 	struct rhost *h;
 
-	SLIST_FOREACH(h, &o->rhosts, link)
-		if (!strcmp(h->host, host))
-			return h;
+	if (index < o->rhost_cap && (h = o->rhost_at[index]))
+		return h;
+	if (index == SIZE_MAX || SMT_VEC_RESERVE(o->rhost_at, o->rhost_cap, index + 1) < 0)
+		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h || !(h->host = strdup(host))) {
 		free(h);
 		return NULL;
 	}
+	o->rhost_at[index] = h;
 	h->o = o;
 	h->ms.resume = remote_resume;
 	TAILQ_INIT(&h->batches);
@@ -850,10 +858,10 @@ static struct rhost *rhost_of(struct smt_output *o, const char *host)
 	return h;
 }
 
-int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
-		      smt_output_batch_cb done, void *arg)
+int smt_output_remote(struct smt_output *o, size_t index, const char *host, char *body,
+		      size_t len, smt_output_batch_cb done, void *arg)
 {
-	struct rhost *h = rhost_of(o, host);
+	struct rhost *h = rhost_of(o, index, host);
 	struct remote *rb = h ? malloc(sizeof(*rb)) : NULL;
 
 	if (!rb) {
@@ -1196,6 +1204,7 @@ void smt_output_free(struct smt_output *o)
 		free(h->host);
 		free(h);
 	}
+	free(o->rhost_at);
 	while ((l = SLIST_FIRST(&o->ranklogs))) {
 		SLIST_REMOVE_HEAD(&o->ranklogs, link);
 		smt_fdwriter_close(l->w);

@@ -97,8 +97,9 @@ int smt_output_add_rank(struct smt_output *o, int rank, int out_fd, int err_fd);
 int smt_output_add_command(struct smt_output *o, int out_fd, int err_fd);
 
 /*
- * The leader: a worker's batch (BODY of LEN bytes from HOST, taken over and
- * freed).  DONE(ARG, rc, final) runs from the loop, never from inside this
+ * The leader: a worker's batch (BODY of LEN bytes from HOST, the worker
+ * numbered INDEX - a small number, the same for every batch of HOST - taken
+ * over and freed).  DONE(ARG, rc, final) runs from the loop, never from inside this
  * call, once every record in it was taken (rc 0), or when the batch is not
  * valid (rc -EINVAL: what came before the bad record was taken).  FINAL is
  * the worker's end-of-output object if the batch holds it, else NULL
@@ -107,8 +108,8 @@ int smt_output_add_command(struct smt_output *o, int out_fd, int err_fd);
  * (text mode) until a later batch of the same host ends it.
  */
 typedef void (*smt_output_batch_cb)(void *arg, int rc, json_t *final);
-int smt_output_remote(struct smt_output *o, const char *host, char *body, size_t len,
-		      smt_output_batch_cb done, void *arg);
+int smt_output_remote(struct smt_output *o, size_t index, const char *host, char *body,
+		      size_t len, smt_output_batch_cb done, void *arg);
 /* Drop the batches given with DONE and ARG still waiting, without calling
  * DONE (DONE NULL: every batch); a line their host left unfinished stays
  * so, and holds nothing back. */

@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "curluv.h"
 #include "dynbuf.h"
 #include "log.h"
@@ -89,6 +91,12 @@ struct peer {
 	int lines_acked;     /* ... and was acknowledged */
 	unsigned lines_attempt;
 	uv_timer_t lines_retry;
+	/* Its TCP channel (tcp_use), learnt from its readiness answer over
+	 * ssh: the URL and the token's header line. */
+	int tcp_use;
+	int tcp_heard;       /* a request went through it */
+	char tcp_url[INET6_ADDRSTRLEN + 16];
+	char *tcp_header;
 };
 
 struct smt_peers {
@@ -351,6 +359,29 @@ static void req_free(struct req *r)
 
 static void on_done(void *arg, CURL *easy, CURLcode result);
 
+/*
+ * curl's receive buffer for a request: it is allocated for the whole
+ * transfer, and most of the leader's transfers are long polls held idle -
+ * at curl's default of 16 KiB, three per worker were 48 MiB of a
+ * 1000-worker leader (bench B12m).  A status answer is a few hundred
+ * bytes; the lines come in batches of LINES_MAX_MIN at least, read here in
+ * a few steps when the workers are many.
+ */
+#define RECV_SMALL 1024L
+#define RECV_LINES_BUDGET (4L * 1024 * 1024)
+#define RECV_LINES_MIN (4L * 1024)
+#define RECV_LINES_MAX (16L * 1024)
+
+static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
+{
+	long b;
+
+	if (kind != REQ_LINES)
+		return RECV_SMALL;
+	b = ps->n ? RECV_LINES_BUDGET / (long)ps->n : RECV_LINES_MAX;
+	return b < RECV_LINES_MIN ? RECV_LINES_MIN : b > RECV_LINES_MAX ? RECV_LINES_MAX : b;
+}
+
 static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
 		    long timeout_ms, int fresh)
 {
@@ -366,11 +397,27 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	r->easy = curl_easy_init();
 	if (r->easy == NULL)
 		goto fail;
-	snprintf(url, sizeof(url), "%s%s", p->url, path);
+	snprintf(url, sizeof(url), "%s%s", p->tcp_use ? p->tcp_url : p->url, path);
 	curl_easy_setopt(r->easy, CURLOPT_URL, url);
-	curl_easy_setopt(r->easy, CURLOPT_UNIX_SOCKET_PATH, ps->path);
-	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-	curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETDATA, p);
+	if (!p->tcp_use) {
+		curl_easy_setopt(r->easy, CURLOPT_UNIX_SOCKET_PATH, ps->path);
+		curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+		curl_easy_setopt(r->easy, CURLOPT_OPENSOCKETDATA, p);
+		/* Its answer may name the worker's TCP channel: then this ssh
+		 * must not stay open, idle, for the whole job. */
+		if (ps->cfg.tcp)
+			curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
+	} else {
+		/* Nagle's delay would hold a small request behind the answer
+		 * to the one before. */
+		curl_easy_setopt(r->easy, CURLOPT_TCP_NODELAY, 1L);
+		/* A TCP connection costs the leader a few KiB while it stays
+		 * open, and opening one takes no handshake: only the long
+		 * polls keep theirs; a one-shot request (the launch, the end,
+		 * the result) opens its own when it is sent. */
+		if (kind != REQ_WATCH && kind != REQ_LINES)
+			curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
+	}
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
@@ -379,9 +426,12 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	 * good: curl's default gives up on it after 118 s. */
 	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, 30L * 86400);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(ps, kind));
 	/* ssh itself takes time to connect; curl's own connect is local. */
 	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	r->headers = curl_slist_append(NULL, "X-Smtd-Leader: 1");
+	r->headers = curl_slist_append(NULL, SMT_HEADER_LEADER ": 1");
+	if (p->tcp_use)
+		r->headers = curl_slist_append(r->headers, p->tcp_header);
 	if (post) {
 		r->post = strdup(post);
 		if (r->post == NULL)
@@ -526,6 +576,55 @@ static int hosts_differ(struct smt_peers *ps, json_t *hosts, char *what, size_t 
 	return 1;
 }
 
+/*
+ * The worker's TCP channel as its answer names it (only an answer over ssh
+ * carries the token): from now on every request to it goes there.  An
+ * address, port or token that is not one is refused with a warning, and
+ * the worker stays on ssh.
+ */
+static void tcp_learn(struct peer *p, json_t *st)
+{
+	json_t *ch = json_object_get(st, SMT_F_CHANNEL);
+	const char *addr = json_string_value(json_object_get(ch, SMT_F_ADDRESS));
+	const char *token = json_string_value(json_object_get(ch, SMT_F_TOKEN));
+	json_int_t port = json_integer_value(json_object_get(ch, SMT_F_PORT));
+	unsigned char bin[sizeof(struct in6_addr)];
+	int v6 = addr && strchr(addr, ':') != NULL;
+	size_t hex = token ? strspn(token, "0123456789abcdef") : 0;
+
+	if (p->tcp_use || p->tcp_header || !p->ps->cfg.tcp || !ch)
+		return;
+	if (!addr || inet_pton(v6 ? AF_INET6 : AF_INET, addr, bin) != 1 || port < 1 ||
+	    port > 65535 || !token || hex != SMT_TOKEN_HEX || token[hex] != '\0') {
+		smt_warn("worker %s names a TCP channel that is not one (address, port or "
+			 "token): its channels go through ssh", p->host);
+		p->tcp_header = strdup("");  /* asked once */
+		return;
+	}
+	if (asprintf(&p->tcp_header, SMT_HEADER_TOKEN ": %s", token) < 0) {
+		p->tcp_header = NULL;
+		return;
+	}
+	snprintf(p->tcp_url, sizeof(p->tcp_url), v6 ? "http://[%s]:%d" : "http://%s:%d", addr,
+		 (int)port);
+	p->tcp_use = 1;
+	smt_debug("channel to %s: TCP %s", p->host, p->tcp_url + 7);
+}
+
+/* A TCP channel that never carried a request is given up for ssh, loudly:
+ * an address the leader cannot reach is the operator's to fix, but not a
+ * reason to lose the worker. */
+static int tcp_give_up(struct peer *p, CURLcode result)
+{
+	if (!p->tcp_use || p->tcp_heard ||
+	    (result != CURLE_COULDNT_CONNECT && result != CURLE_OPERATION_TIMEDOUT))
+		return 0;
+	smt_warn("the TCP channel to %s (%s) cannot be reached: %s; its channels go through "
+		 "ssh", p->host, p->tcp_url + 7, curl_easy_strerror(result));
+	p->tcp_use = 0;
+	return 1;
+}
+
 static void probe_answer(struct peer *p, json_t *st)
 {
 	struct smt_peers *ps = p->ps;
@@ -555,6 +654,7 @@ static void probe_answer(struct peer *p, json_t *st)
 		ps->ops->mismatch(ps->ctx, p->index, what);
 		return;
 	}
+	tcp_learn(p, st);
 	if (state && smt_state_parse(state) == SMT_STATE_STARTING) {
 		retry_later(p);
 		return;
@@ -883,6 +983,10 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	char why[CURL_ERROR_SIZE + 64];
 
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	if (p->tcp_use && result == CURLE_OK)
+		p->tcp_heard = 1;
+	else
+		tcp_give_up(p, result);
 	if (result != CURLE_OK)
 		snprintf(why, sizeof(why), "%s", curl_easy_strerror(result));
 	else if (code < 200 || code >= 300)
@@ -977,8 +1081,10 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 static void free_copies(struct smt_peers *ps)
 {
 	smt_logpipe_close(ps->log);
-	for (size_t i = 0; i < ps->n; i++)
+	for (size_t i = 0; i < ps->n; i++) {
 		free(ps->peers[i].host);
+		free(ps->peers[i].tcp_header);
+	}
 	for (size_t i = 0; ps->job_hosts && i < ps->cfg.njob_hosts; i++)
 		free(ps->job_hosts[i]);
 	free(ps->job_hosts);

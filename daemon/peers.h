@@ -89,6 +89,8 @@ struct smt_peers_config {
 	double peer_timeout;        /* seconds a worker may stay unheard */
 	double watch_timeout;       /* seconds a long poll is held; 0: a third of
 				       the peer timeout, between 0.2 and 5 */
+	int tcp;                    /* after readiness, a worker's TCP channel where
+				       it offers one (smtd(8) Channels) */
 };
 
 /* Loads libcurl first (smt_curl.h): its failure is logged and returned. */

@@ -969,6 +969,7 @@ char *const *smt_plan_env_names(const struct smt_plan *p) { return p->env_names;
 const char *smt_plan_workdir(const struct smt_plan *p) { return p->code_dir; }
 const char *smt_plan_program(const struct smt_plan *p) { return p->program; }
 const char *smt_plan_instance_type(const struct smt_plan *p) { return own_instance_type(p->cfg); }
+const char *smt_plan_iface(const struct smt_plan *p) { return p->cfg->iface; }
 const char *smt_plan_hostfile(const struct smt_plan *p, const char **contents)
 {
 	if (contents)

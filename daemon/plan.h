@@ -133,6 +133,8 @@ const char *smt_plan_workdir(const struct smt_plan *plan);
 const char *smt_plan_program(const struct smt_plan *plan);
 /* This host's instance type (current_instance_type, else its group's), or NULL. */
 const char *smt_plan_instance_type(const struct smt_plan *plan);
+/* The job's network interface (network_interface_name; default eth0). */
+const char *smt_plan_iface(const struct smt_plan *plan);
 
 /*
  * What the caller should log as warnings, NULL-terminated (never NULL;

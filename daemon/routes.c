@@ -61,7 +61,8 @@ static void make_brief(json_t *v)
 
 void smt_routes_status(struct smt_httpconn *c)
 {
-	json_t *v = c->ops->status(c->ctx, c->brief);
+	json_t *v = c->ops->status(c->ctx, (c->brief ? SMT_STATUS_BRIEF : 0) |
+					       (c->leader_req ? SMT_STATUS_LEADER : 0));
 	if (v && c->brief && json_object_get(v, SMT_F_HOSTS))
 		make_brief(v);
 	if (!v) {

@@ -46,6 +46,13 @@
 /* The leader's channels: requests that carry this header (from uid 0 or
  * the daemon's own, on the Unix socket) come from the leader. */
 #define SMT_HEADER_LEADER "X-Smtd-Leader"
+/* A worker's TCP channel (smtd(8) Channels): every request on it carries
+ * the job's channel token in this header, SMT_TOKEN_HEX hex digits, or is
+ * refused with 403 before anything else is read of it.  The token and the
+ * channel's address reach the leader only in the answer to its readiness
+ * probe over ssh (SMT_F_CHANNEL in a leader's GET /v1/status). */
+#define SMT_HEADER_TOKEN "X-Smtd-Token"
+#define SMT_TOKEN_HEX 64
 
 /* Limits of a request (smtd(8) The control API). */
 #define SMT_MAX_HEADER_BYTES (8 * 1024)
@@ -110,6 +117,12 @@
 #define SMT_F_GENERATION   "generation"
 #define SMT_F_HOSTS_DIGEST "hosts_digest"
 #define SMT_F_PREFLIGHT    "preflight"
+/* {"address": A, "port": P[, "token": T]}: a worker's TCP channel; the token
+ * only for the leader. */
+#define SMT_F_CHANNEL      "channel"
+#define SMT_F_ADDRESS      "address"
+#define SMT_F_PORT         "port"
+#define SMT_F_TOKEN        "token"
 /* A host's pre-launch result (daemon/prelaunch.h) and its checks. */
 #define SMT_F_ATTEMPT      "attempt"
 #define SMT_F_INSTANCE_TYPE "instance_type"

@@ -18,6 +18,9 @@ TESTS += tests/multihost/test_launch_smddp.sh
 EXTRA_DIST += tests/multihost/test_launch_smddp.sh tests/helpers/env_probe.py
 TESTS += tests/multihost/test_launch_refused.sh
 EXTRA_DIST += tests/multihost/test_launch_refused.sh
+# The leader's channels: TCP with the job's token, ssh, the fall-back.
+TESTS += tests/multihost/test_channels.sh
+EXTRA_DIST += tests/multihost/test_channels.sh
 TESTS += tests/multihost/test_launch_torchrun.sh
 EXTRA_DIST += tests/multihost/test_launch_torchrun.sh tests/helpers/ddp_job.py
 # Every host owns its ranks (output, back-pressure, grace, an

@@ -54,10 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	/* The low two bits pick the peer: another user, root, read-only (TCP
+	 * probes), or a worker's TCP channel, where only the token opens. */
+	static const char token[] =
+		"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 	struct smt_httpconn_peer peer = {
 		.uid = data[0] & 1 ? 0 : 1000,
 		.daemon_uid = 0,
-		.read_only = (data[0] & 2) != 0,
+		.read_only = (data[0] & 3) == 2,
+		.token = (data[0] & 3) == 3 ? token : NULL,
 	};
 	size_t piece = (data[0] >> 2) ? (size_t)(data[0] >> 2) : size;
 	data++;

@@ -27,14 +27,16 @@ struct fake {
 	char post_body[256];
 	int leader_contacts;
 	int statuses;
+	int status_flags;
 	int with_hosts;
 };
 
-static json_t *f_status(void *ctx, int brief)
+static json_t *f_status(void *ctx, int flags)
 {
 	struct fake *f = ctx;
 
 	f->statuses++;
+	f->status_flags = flags;
 	if (f->with_hosts)
 		return json_pack("{ss ss s[{ss sb} {ss sb}]}", SMT_F_ROLE, "worker", SMT_F_STATE,
 				 "running", SMT_F_HOSTS, SMT_F_HOST, "algo-1", SMT_F_READY, 1,
@@ -689,9 +691,64 @@ static void test_leader_header_trusted_only(void **state)
 		assert_status(t, 200);
 		assert_int_equal(t->f.leader_contacts, peers[i].leader);
 		assert_int_equal(smt_httpconn_from_leader(t->c), peers[i].leader);
+		/* What only the leader may read is asked for only then. */
+		assert_int_equal(t->f.status_flags, peers[i].leader ? SMT_STATUS_LEADER : 0);
 		void *s = t;
 		teardown(&s);
 	}
+	(void)state;
+}
+
+/* A worker's TCP channel: only a request with the token is served (as
+ * root's, the leader's header honoured); any other gets 403, closes the
+ * connection and reaches no callback. */
+static void test_channel_token(void **state)
+{
+	static const char token[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	static const char *const refused[] = {
+		"GET /v1/status HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\n\r\n",
+		/* the right length, one digit off */
+		"GET /v1/status HTTP/1.1\r\nX-Smtd-Token: "
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdee\r\n\r\n",
+		/* one digit short, one too many, empty */
+		"GET /v1/status HTTP/1.1\r\nX-Smtd-Token: "
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\r\n\r\n",
+		"GET /v1/status HTTP/1.1\r\nX-Smtd-Token: "
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0\r\n\r\n",
+		"GET /v1/status HTTP/1.1\r\nX-Smtd-Token: \r\n\r\n",
+		"POST /v1/kill HTTP/1.1\r\nX-Smtd-Leader: 1\r\nContent-Length: 17\r\n\r\n"
+		"{\"signal\":\"KILL\"}",
+	};
+	struct smt_httpconn_peer peer = { .uid = 0, .daemon_uid = 1234, .token = token };
+
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		struct t *t = calloc(1, sizeof *t);
+		assert_non_null(t);
+		t->f.healthy = t->f.ready = t->f.has_job = 1;
+		assert_int_equal(smt_httpconn_new(&ops, &t->f, &peer, &t->stats, &t->c), 0);
+		feeds(t, refused[i]);
+		assert_status(t, 403);
+		assert_has(t->out, "this channel serves only the job's leader (no valid "
+			   "X-Smtd-Token)");
+		assert_true(smt_httpconn_closing(t->c));
+		assert_int_equal(t->f.statuses + t->f.kills + t->f.leader_contacts, 0);
+		void *s = t;
+		teardown(&s);
+	}
+	struct t *t = calloc(1, sizeof *t);
+	assert_non_null(t);
+	assert_int_equal(smt_httpconn_new(&ops, &t->f, &peer, &t->stats, &t->c), 0);
+	feeds(t, "GET /v1/status HTTP/1.1\r\nx-smtd-token: "
+		 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\r\n"
+		 "X-Smtd-Leader: 1\r\n\r\n");
+	assert_status(t, 200);
+	assert_int_equal(t->f.leader_contacts, 1);
+	assert_int_equal(t->f.status_flags, SMT_STATUS_LEADER);
+	assert_false(smt_httpconn_closing(t->c));
+	void *s = t;
+	teardown(&s);
 	(void)state;
 }
 
@@ -972,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_missing_ops),
 		cmocka_unit_test_setup_teardown(test_header_bytes_all_counted, setup, teardown),
 		cmocka_unit_test(test_leader_header_trusted_only),
+		cmocka_unit_test(test_channel_token),
 		cmocka_unit_test_setup_teardown(test_pipelined_one_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test(test_render_in_steps),

@@ -106,11 +106,32 @@ static void test_errors(void **state)
 	    "--sshd: 'sometimes' is not one of auto, always, never");
 	bad((char *[]){ "smtd", "--log-format", "xml", NULL }, none,
 	    "--log-format: 'xml' is not one of text, json");
+	bad((char *[]){ "smtd", "--channels", "udp", NULL }, none,
+	    "--channels: 'udp' is not one of tcp, ssh");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_CHANNELS=TCP", NULL },
+	    "SMTD_CHANNELS: 'TCP' is not one of tcp, ssh");
 	bad((char *[]){ "smtd", "cmd", NULL }, none,
 	    "unexpected argument 'cmd'; put the command after '--'");
 	bad((char *[]){ "smtd", "--json", NULL }, none, "--json only goes with --dry-run");
 	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_NUM_PROCESSES=-1", NULL },
 	    "SMTD_NUM_PROCESSES: '-1' is not a positive integer (1 to 1000000)");
+}
+
+/* --channels (SMTD_CHANNELS): tcp unless told; the command line wins. */
+static void test_channels(void **state)
+{
+	struct smt_options o;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse(&o, (char *[]){ "smtd", NULL }, (char *[]){ NULL }, err), 0);
+	assert_int_equal(o.channels, SMT_CHANNELS_TCP);
+	assert_int_equal(parse(&o, (char *[]){ "smtd", NULL }, (char *[]){ "SMTD_CHANNELS=ssh", NULL },
+			       err), 0);
+	assert_int_equal(o.channels, SMT_CHANNELS_SSH);
+	assert_int_equal(parse(&o, (char *[]){ "smtd", "--channels", "tcp", NULL },
+			       (char *[]){ "SMTD_CHANNELS=ssh", NULL }, err), 0);
+	assert_int_equal(o.channels, SMT_CHANNELS_TCP);
 }
 
 /* --launch (SMTD_LAUNCH): a kind decides the launch; "auto" is the same as none. */
@@ -288,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_launch),
+		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_strict_numbers),
 		cmocka_unit_test(test_one_line_messages),
 		cmocka_unit_test(test_health_listen),

@@ -1016,7 +1016,7 @@ static void test_remote_batches(void **state)
 	(void)state;
 	env_init(&e, &opt);
 	body = batch(&len, recs, 3);
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	/* DONE runs from the loop, never from inside the call. */
 	assert_int_equal(e.batches_done, 0);
 	run_until(&e, one_batch, 5000, "the batch");
@@ -1038,13 +1038,13 @@ static void test_remote_batches(void **state)
 		assert_int_equal(smt_dynbuf_addstr(&b, "garbage that is no record\n"), 0);
 		body = smt_dynbuf_take(&b, &len);
 	}
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, two_batches, 5000, "the bad batch");
 	assert_int_equal(e.batch_rc, -EINVAL);
 
 	/* A batch cancelled before it was taken: no DONE. */
 	body = batch(&len, recs, 1);
-	assert_int_equal(smt_output_remote(e.o, "algo-3", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 1, "algo-3", body, len, on_batch, &e), 0);
 	smt_output_remote_cancel(e.o, on_batch, &e);
 	run_for(&e, 50);
 	assert_int_equal(e.batches_done, 2);
@@ -1084,18 +1084,18 @@ static void test_remote_line_across_batches(void **state)
 	env_init(&e, &opt);
 	add_rank(&e, 0, &out_w, &err_w, NULL);
 	body = batch(&len, &first, 1);
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, one_batch, 5000, "the first batch");
 	/* Read by the hub at once, but not taken while the line is open. */
 	write_all(out_w, "local line\n", 11);
 	run_for(&e, 100);
 	assert_null(smt_ranks_find(e.ranks, 0)->last_line_ms ? "taken" : NULL);
 	body = batch(&len, &middle, 1);
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, two_batches, 5000, "the second batch");
 	run_for(&e, 50);
 	body = batch(&len, &last, 1);
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, three_batches, 5000, "the third batch");
 	close(out_w);
 	close(err_w);
@@ -1123,7 +1123,7 @@ static void test_remote_lost_mid_line(void **state)
 	env_init(&e, &opt);
 	add_rank(&e, 0, &out_w, &err_w, NULL);
 	body = batch(&len, &first, 1);
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, one_batch, 5000, "the first batch");
 	write_all(out_w, "local line\n", 11);
 	run_for(&e, 100);
@@ -1185,7 +1185,7 @@ static void test_logs(void **state)
 	write_all(out0, longline, 5001);
 	body = batch(&len, &rec, 1);
 	run_until(&e, three_lines_taken, 5000, "three local lines");
-	assert_int_equal(smt_output_remote(e.o, "algo-2", body, len, on_batch, &e), 0);
+	assert_int_equal(smt_output_remote(e.o, 0, "algo-2", body, len, on_batch, &e), 0);
 	run_until(&e, four_lines_taken, 5000, "four lines");
 
 	/* The last two, whatever the rank. */
