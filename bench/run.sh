@@ -13,7 +13,8 @@
 # 200-client run), B8, B9 (stalls), B10 (restarts in place, with B10t, B10m, B10s),
 # B12 (the leader with 256, 512 and 1000 workers; --quick: 64 and 256).
 # The work directory (logs, failure lines, raw numbers) is kept when
-# BENCH_KEEP=1.
+# BENCH_KEEP=1.  SMTD_OVERRIDE runs another program in smtd's place (a wrapper
+# that runs the built smtd under heaptrack, say).
 [ -n "${BASH_VERSION:-}" ] || exec /bin/bash "$0" "$@"
 set -u
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
