@@ -1,7 +1,11 @@
 #!/bin/bash
 # bench/b12-inner.sh DIR N RUNS - B12's leader with N workers, run by
 # b12.sh inside `unshare --net --mount` (a private loopback and /run).
-# N worker smtd processes w1..wN on this machine; the leader's --ssh-path
+# N worker smtd processes w1..wN on this machine, each in a PID namespace of
+# its own, as in a container (a worker that was never announced its orted
+# reads its /proc once, five seconds after the launch: 1000 of them
+# reading one /proc of 2000 processes stalled this machine for 20 s); the
+# leader's --ssh-path
 # is bench/b3shim.c as fakessh, which runs `smtctl dial-stdio` to the
 # worker's socket directly, so that no OpenSSH CPU hides smtd's own (B3f's
 # set-up).  Every worker is up before the leader starts.  Prints one line
@@ -73,7 +77,7 @@ for ((r = 1; r <= runs; r++)); do
 	for ((k = 1; k <= n; k++)); do
 		rm -rf "$dir/w$k"
 		mkroot "w$k"
-		"$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
+		unshare --pid --fork --mount-proc -- "$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
 			--preload "$SMTD_PRELOAD" --peer-timeout "$PT" --channels "$CH" --current-host "w$k" -- /bin/true >"$dir/w$k.log" 2>&1 &
 		pids+=($!)
 	done
