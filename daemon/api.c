@@ -56,11 +56,15 @@ union stream {
 /* The three kinds of listener, each with its own places (within_limits). */
 enum listen_kind { L_UNIX, L_HEALTH, L_CHANNEL };
 
+static int kind_tcp(enum listen_kind kind)
+{
+	return kind != L_UNIX;
+}
+
 struct listener {
 	union stream h;
 	struct smt_api *api;
 	enum listen_kind kind;
-	int is_tcp;
 };
 
 /* At close, how long a leader's connection may wait for its client to
@@ -83,7 +87,6 @@ struct conn {
 	TAILQ_ENTRY(conn) run;     /* the run queue, when on it */
 	int on_run_queue;
 	enum listen_kind kind;
-	int is_tcp;
 	int uid;            /* the client's, from SO_PEERCRED; -1 over TCP */
 	struct sockaddr_storage addr; /* over TCP: the client's address */
 	int open_handles;
@@ -244,7 +247,7 @@ static void conn_close(struct conn *c)
 	}
 	LIST_REMOVE(c, link);
 	api->stats.connections--;
-	if (c->is_tcp)
+	if (kind_tcp(c->kind))
 		api->tcp_conns--;
 	else
 		api->unix_conns--;
@@ -750,7 +753,7 @@ static const char too_many[] =
 
 /* The client's uid and PID as the kernel saw them at connect: -1 and 0
  * when unknown (TCP). */
-static void peer_cred(struct conn *c, int is_tcp, struct smt_httpconn_peer *peer)
+static void peer_cred(struct conn *c, int tcp, struct smt_httpconn_peer *peer)
 {
 	uv_os_fd_t fd;
 	struct ucred cred;
@@ -758,7 +761,7 @@ static void peer_cred(struct conn *c, int is_tcp, struct smt_httpconn_peer *peer
 
 	peer->uid = -1;
 	peer->pid = 0;
-	if (is_tcp || uv_fileno(&c->h.handle, &fd) < 0 ||
+	if (tcp || uv_fileno(&c->h.handle, &fd) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return;
 	peer->uid = (int)cred.uid;
@@ -797,39 +800,34 @@ static unsigned kind_max(const struct smt_api *api, enum listen_kind kind)
 
 static int within_limits(const struct smt_api *api, const struct conn *c)
 {
-	unsigned max = kind_max(api, c->kind), open = 0, mine = 0;
+	unsigned max = kind_max(api, c->kind), open = 0, mine = 0, strangers = 0;
+	/* On the channel, a quarter of the places stays for the address the
+	 * token came from: the leader's one-shot requests (the end, the
+	 * result) open a connection each, and strangers from several
+	 * addresses must not leave them none. */
+	int keep = c->kind == L_CHANNEL && api->have_channel_leader;
 	const struct conn *o;
 
 	LIST_FOREACH(o, &api->conns, link) {
 		if (o->kind != c->kind || o->closing)
 			continue;
 		open++;
-		if (c->is_tcp ? same_source(&o->addr, &c->addr) : o->uid == c->uid)
+		if (kind_tcp(c->kind) ? same_source(&o->addr, &c->addr) : o->uid == c->uid)
 			mine++;
+		if (keep && !same_source(&o->addr, &api->channel_leader))
+			strangers++;
 	}
 	if (open > max)
 		return 0;
-	/* On the channel, a quarter of the places stays for the address the
-	 * token came from: the leader's one-shot requests (the end, the
-	 * result) open a connection each, and strangers from several
-	 * addresses must not leave them none. */
-	if (c->kind == L_CHANNEL && api->have_channel_leader &&
-	    !same_source(&c->addr, &api->channel_leader)) {
-		unsigned strangers = 0;
-		LIST_FOREACH(o, &api->conns, link)
-			if (o->kind == L_CHANNEL && !o->closing &&
-			    !same_source(&o->addr, &api->channel_leader))
-				strangers++;
-		if (strangers > max - max / 4)
-			return 0;
-	}
-	if (c->is_tcp)
+	if (keep && !same_source(&c->addr, &api->channel_leader) && strangers > max - max / 4)
+		return 0;
+	if (kind_tcp(c->kind))
 		return mine <= (max - max / 4 ? max - max / 4 : 1);
 	if (c->uid == 0 || c->uid == api->uid)
 		return 1;
 	unsigned others = 0;
 	LIST_FOREACH(o, &api->conns, link)
-		if (!o->is_tcp && !o->closing && o->uid != 0 && o->uid != api->uid)
+		if (!kind_tcp(o->kind) && !o->closing && o->uid != 0 && o->uid != api->uid)
 			others++;
 	return others <= (max - max / 8 ? max - max / 8 : 1) && mine <= (max / 4 ? max / 4 : 1);
 }
@@ -850,8 +848,7 @@ static void on_connection(uv_stream_t *server, int status)
 	}
 	c->api = api;
 	c->kind = l->kind;
-	c->is_tcp = l->is_tcp;
-	int r = l->is_tcp ? uv_tcp_init(api->loop, &c->h.tcp) :
+	int r = kind_tcp(l->kind) ? uv_tcp_init(api->loop, &c->h.tcp) :
 			    uv_pipe_init(api->loop, &c->h.pipe, 0);
 	if (r < 0) {
 		free(c);
@@ -863,7 +860,7 @@ static void on_connection(uv_stream_t *server, int status)
 	c->open_handles = 2;
 	api->live++;
 	api->stats.connections++;
-	if (c->is_tcp)
+	if (kind_tcp(c->kind))
 		api->tcp_conns++;
 	else
 		api->unix_conns++;
@@ -879,7 +876,7 @@ static void on_connection(uv_stream_t *server, int status)
 	struct smt_httpconn_peer peer = { .daemon_uid = api->uid,
 					  .read_only = l->kind == L_HEALTH };
 
-	peer_cred(c, l->is_tcp, &peer);
+	peer_cred(c, kind_tcp(l->kind), &peer);
 	if (l->kind == L_CHANNEL) {
 		/* Root's, for every request that carries the token: the
 		 * others are refused before they are read (httpconn.h). */
@@ -887,7 +884,7 @@ static void on_connection(uv_stream_t *server, int status)
 		peer.token = api->channel_token;
 	}
 	c->uid = peer.uid;
-	if (c->is_tcp) {
+	if (kind_tcp(c->kind)) {
 		int alen = (int)sizeof(c->addr);
 		uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&c->addr, &alen);
 	}
@@ -901,15 +898,15 @@ static void on_connection(uv_stream_t *server, int status)
 		if (uv_now(api->loop) - api->last_refusal_log >= 1000) {
 			api->last_refusal_log = uv_now(api->loop);
 			char who[INET6_ADDRSTRLEN + 16] = "";
-			if (c->is_tcp)
+			if (kind_tcp(c->kind))
 				uv_ip_name((struct sockaddr *)&c->addr, who, sizeof(who));
 			else
 				snprintf(who, sizeof(who), "uid %d", c->uid);
 			smt_warn("control API: refusing connections %s from %s: %u places, some "
 				 "kept "
 				 "for root and for other %s (%lu refused so far)",
-				 c->is_tcp ? "over TCP" : "on the socket", who, max,
-				 c->is_tcp ? "addresses" : "users", api->stats.rejected);
+				 kind_tcp(c->kind) ? "over TCP" : "on the socket", who, max,
+				 kind_tcp(c->kind) ? "addresses" : "users", api->stats.rejected);
 		}
 		uv_try_write(&c->h.stream, &b, 1);
 		conn_close(c);
@@ -941,11 +938,10 @@ static struct listener *listener_new(struct smt_api *api, enum listen_kind kind)
 	struct listener *l = calloc(1, sizeof *l);
 	if (!l)
 		return NULL;
-	int is_tcp = kind != L_UNIX;
 	l->api = api;
 	l->kind = kind;
-	l->is_tcp = is_tcp;
-	int r = is_tcp ? uv_tcp_init(api->loop, &l->h.tcp) : uv_pipe_init(api->loop, &l->h.pipe, 0);
+	int r = kind_tcp(kind) ? uv_tcp_init(api->loop, &l->h.tcp) :
+				 uv_pipe_init(api->loop, &l->h.pipe, 0);
 	if (r < 0) {
 		free(l);
 		return NULL;

@@ -94,6 +94,7 @@ struct peer {
 	/* Its TCP channel (tcp_use), learnt from its readiness answer over
 	 * ssh: the URL and the token's header line. */
 	int tcp_use;
+	int tcp_refused;     /* it named one that is not one: ssh for good */
 	int tcp_heard;       /* a request went through it */
 	char tcp_url[INET6_ADDRSTRLEN + 16];
 	char *tcp_header;
@@ -592,13 +593,13 @@ static void tcp_learn(struct peer *p, json_t *st)
 	int v6 = addr && strchr(addr, ':') != NULL;
 	size_t hex = token ? strspn(token, "0123456789abcdef") : 0;
 
-	if (p->tcp_use || p->tcp_header || !p->ps->cfg.tcp || !ch)
+	if (p->tcp_use || p->tcp_refused || p->tcp_header || !p->ps->cfg.tcp || !ch)
 		return;
 	if (!addr || inet_pton(v6 ? AF_INET6 : AF_INET, addr, bin) != 1 || port < 1 ||
 	    port > 65535 || !token || hex != SMT_TOKEN_HEX || token[hex] != '\0') {
 		smt_warn("worker %s names a TCP channel that is not one (address, port or "
 			 "token): its channels go through ssh", p->host);
-		p->tcp_header = strdup("");  /* asked once */
+		p->tcp_refused = 1;
 		return;
 	}
 	if (asprintf(&p->tcp_header, SMT_HEADER_TOKEN ": %s", token) < 0) {
@@ -614,15 +615,14 @@ static void tcp_learn(struct peer *p, json_t *st)
 /* A TCP channel that never carried a request is given up for ssh, loudly:
  * an address the leader cannot reach is the operator's to fix, but not a
  * reason to lose the worker. */
-static int tcp_give_up(struct peer *p, CURLcode result)
+static void tcp_give_up(struct peer *p, CURLcode result)
 {
 	if (!p->tcp_use || p->tcp_heard ||
 	    (result != CURLE_COULDNT_CONNECT && result != CURLE_OPERATION_TIMEDOUT))
-		return 0;
+		return;
 	smt_warn("the TCP channel to %s (%s) cannot be reached: %s; its channels go through "
 		 "ssh", p->host, p->tcp_url + 7, curl_easy_strerror(result));
 	p->tcp_use = 0;
-	return 1;
 }
 
 static void probe_answer(struct peer *p, json_t *st)
@@ -1204,8 +1204,10 @@ void smt_peers_launched(struct smt_peers *ps)
 		heard(p);
 		req_send(p, REQ_LAUNCH, SMT_PATH_LAUNCH, "{}", 10000, 0);
 		/*
-		 * Each long poll gets a connection of its own, so that the
-		 * launch's stays open and idle for what the leader says next
+		 * Over ssh (over TCP a one-shot request opens a connection
+		 * of its own anyway, req_send): each long poll gets a
+		 * connection of its own, so that the launch's stays open
+		 * and idle for what the leader says next
 		 * (the end, the result): both long polls are held then, and
 		 * one more ssh handshake per worker would be on the way to
 		 * every rank's signal and every host's exit (0.3-1 s on a

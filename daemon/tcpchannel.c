@@ -14,42 +14,50 @@
 
 #include "tcpchannel.h"
 
-int smt_tcpchannel_iface_addr(const char *iface, struct sockaddr_storage *ss, char *addr)
+/*
+ * IFACE's address as the channel takes it, into SS (port 0) and ADDR
+ * (INET6_ADDRSTRLEN bytes): its first IPv4 address, which the job's other
+ * traffic (MPI, NCCL) uses there, else its first IPv6 one that is not
+ * link-local (that needs its scope on the leader's side too).  0, -ENODEV
+ * (no such interface) or -EADDRNOTAVAIL (no usable address on it).
+ */
+static int iface_addr(const char *iface, struct sockaddr_storage *ss, char *addr)
 {
-	struct ifaddrs *all, *a;
-	int found = 0, named = 0;
+	struct ifaddrs *all;
+	const struct sockaddr *v4 = NULL, *v6 = NULL;
+	int named = 0;
 
 	if (getifaddrs(&all) < 0)
 		return -errno;
-	/* IPv4 first: what the job's other traffic (MPI, NCCL) uses there. */
-	for (int family = AF_INET; !found && family; family = family == AF_INET ? AF_INET6 : 0) {
-		for (a = all; a && !found; a = a->ifa_next) {
-			if (strcmp(a->ifa_name, iface) != 0)
-				continue;
-			named = 1;
-			if (!a->ifa_addr || a->ifa_addr->sa_family != family)
-				continue;
-			memset(ss, 0, sizeof(*ss));
-			if (family == AF_INET) {
-				memcpy(ss, a->ifa_addr, sizeof(struct sockaddr_in));
-				((struct sockaddr_in *)ss)->sin_port = 0;
-				inet_ntop(AF_INET, &((struct sockaddr_in *)ss)->sin_addr, addr,
-					  INET6_ADDRSTRLEN);
-			} else {
-				const struct sockaddr_in6 *s6 = (const void *)a->ifa_addr;
-				/* A link-local address needs its scope on the
-				 * leader's side too: not one to hand out. */
-				if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
-					continue;
-				memcpy(ss, s6, sizeof(*s6));
-				((struct sockaddr_in6 *)ss)->sin6_port = 0;
-				inet_ntop(AF_INET6, &s6->sin6_addr, addr, INET6_ADDRSTRLEN);
-			}
-			found = 1;
-		}
+	for (const struct ifaddrs *a = all; a; a = a->ifa_next) {
+		if (strcmp(a->ifa_name, iface) != 0)
+			continue;
+		named = 1;
+		if (!a->ifa_addr)
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET && !v4)
+			v4 = a->ifa_addr;
+		else if (a->ifa_addr->sa_family == AF_INET6 && !v6 &&
+			 !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)(const void *)
+							  a->ifa_addr)->sin6_addr))
+			v6 = a->ifa_addr;
+	}
+	memset(ss, 0, sizeof(*ss));
+	if (v4) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		memcpy(in, v4, sizeof(*in));
+		in->sin_port = 0;
+		inet_ntop(AF_INET, &in->sin_addr, addr, INET6_ADDRSTRLEN);
+	} else if (v6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		memcpy(in6, v6, sizeof(*in6));
+		in6->sin6_port = 0;
+		inet_ntop(AF_INET6, &in6->sin6_addr, addr, INET6_ADDRSTRLEN);
 	}
 	freeifaddrs(all);
-	return found ? 0 : named ? -EADDRNOTAVAIL : -ENODEV;
+	return v4 || v6 ? 0 : named ? -EADDRNOTAVAIL : -ENODEV;
 }
 
 static int make_token(char *out)
@@ -77,7 +85,7 @@ int smt_tcpchannel_open(struct smt_api *api, const char *iface, struct smt_tcpch
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = smt_tcpchannel_iface_addr(iface, &ss, out->address);
+	rc = iface_addr(iface, &ss, out->address);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s (network_interface_name): %s", iface,
 			 rc == -ENODEV ? "no such interface here" :

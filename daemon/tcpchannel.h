@@ -33,11 +33,4 @@ struct smt_tcpchannel {
 int smt_tcpchannel_open(struct smt_api *api, const char *iface, struct smt_tcpchannel *out,
 			char *err, size_t errlen);
 
-/*
- * IFACE's address as the channel takes it, into ADDR (INET6_ADDRSTRLEN
- * bytes) and SS with port 0.  Returns 0, -ENODEV (no such interface) or
- * -EADDRNOTAVAIL (no usable address on it).
- */
-int smt_tcpchannel_iface_addr(const char *iface, struct sockaddr_storage *ss, char *addr);
-
 #endif
