@@ -33,7 +33,10 @@ cat > "$T/ssh" <<EOF
 #!/bin/sh
 # No command substitution: its pipe would be one more descriptor.
 cut -d' ' -f1,6 /proc/\$\$/stat > "$T/ssh.state.\$\$"
-grep -E '^Sig(Blk|Ign):' /proc/\$\$/status >> "$T/ssh.state.\$\$"
+# Read by the shell itself: while it forks a command, dash blocks every
+# signal, and a child reading this shell's status then saw them blocked.
+while read -r l; do case \$l in SigBlk:*|SigIgn:*) echo "\$l" ;; esac; done \
+	< /proc/\$\$/status >> "$T/ssh.state.\$\$"
 ls -l /proc/\$\$/fd/ >> "$T/ssh.state.\$\$"
 echo "\$*" >> "$T/ssh.runs"
 exec timeout 2 cat > "$T/ssh.in.\$\$"
