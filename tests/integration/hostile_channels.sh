@@ -28,20 +28,57 @@ while [ ${#S} -lt 100 ]; do S="$D/x${S#"$D"/}"; done
 
 # The ssh stand-in records each run and what came on its stdin, holding
 # the connection for 2 s (so that the leader's own connections, named
-# after it, can be seen in /proc/net/unix).
+# after it, can be seen in /proc/net/unix).  Its records go to
+# $STANDIN_DIR, $T unless set (only the run by hand below sets it).
 cat > "$T/ssh" <<EOF
 #!/bin/sh
+d=\${STANDIN_DIR:-$T}
+# Its session and signals before it runs any command: dash unblocks every
+# signal after each fork (not restoring the mask it started with), so read
+# after one command they were always clean, whatever smtd gave (a spawn.c
+# blocking all of them passed).  Read by the shell itself: while it forks,
+# dash blocks every signal, and a child reading this status saw that.
 # No command substitution: its pipe would be one more descriptor.
-cut -d' ' -f1,6 /proc/\$\$/stat > "$T/ssh.state.\$\$"
-# Read by the shell itself: while it forks a command, dash blocks every
-# signal, and a child reading this shell's status then saw them blocked.
+read -r pid comm state ppid pgrp sid rest < /proc/\$\$/stat
+echo "\$pid \$sid" > "\$d/ssh.part.\$\$"
 while read -r l; do case \$l in SigBlk:*|SigIgn:*) echo "\$l" ;; esac; done \
-	< /proc/\$\$/status >> "$T/ssh.state.\$\$"
-ls -l /proc/\$\$/fd/ >> "$T/ssh.state.\$\$"
-echo "\$*" >> "$T/ssh.runs"
-exec timeout 2 cat > "$T/ssh.in.\$\$"
+	< /proc/\$\$/status >> "\$d/ssh.part.\$\$"
+ls -l /proc/\$\$/fd/ >> "\$d/ssh.part.\$\$"
+# Whole records only, under the name the test reads.
+mv "\$d/ssh.part.\$\$" "\$d/ssh.state.\$\$"
+echo "\$*" >> "\$d/ssh.runs"
+exec timeout 2 cat > "\$d/ssh.in.\$\$"
 EOF
 chmod 755 "$T/ssh"
+
+# sigmask RECORD NAME: the hex mask of NAME (SigBlk, SigIgn) in RECORD; a
+# record without it fails, never passes unchecked.
+sigmask() {
+	_m=$(sed -n "s/^$2:	\([0-9a-f]\{16\}\)\$/\1/p" "$1")
+	[ -n "$_m" ] || { cat "$1" >&2; fail "no $2 in $1"; }
+	echo "$_m"
+}
+
+# The stand-in sees the signals it starts with: run by hand with every
+# signal blocked and SIGUSR1 ignored, it records them.  Otherwise part 3
+# would pass whatever smtd gave its channels, as it did.
+mkdir "$T/control"
+STANDIN_DIR="$T/control" "$PY" -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_SETMASK, signal.valid_signals())
+signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$T/ssh" control </dev/null ||
+	fail "the ssh stand-in failed when run by hand"
+c=$(echo "$T"/control/ssh.state.*)
+[ -f "$c" ] || fail "the ssh stand-in run by hand recorded nothing"
+blk=$(sigmask "$c" SigBlk) || exit 1
+ign=$(sigmask "$c" SigIgn) || exit 1
+# The low 32 bits: SIGTERM is bit 14, SIGUSR1 bit 9.
+[ $(( 0x${blk#????????} & 0x4000 )) != 0 ] ||
+	fail "the ssh stand-in does not see its blocked signals (SigBlk $blk, all blocked)"
+[ $(( 0x${ign#????????} & 0x200 )) != 0 ] ||
+	fail "the ssh stand-in does not see its ignored signals (SigIgn $ign, SIGUSR1 ignored)"
+
 mkdir -p "$T/l/input/config"
 echo '{"current_host": "algo-1", "hosts": ["algo-1", "algo-2"]}' >"$T/l/input/config/resourceconfig.json"
 echo '{"sagemaker_mpi_enabled": "true"}' >"$T/l/input/config/hyperparameters.json"
@@ -96,15 +133,25 @@ assert_not_contains "$T/ssh.in" "Host: x" "the intruder's request through ssh"
 assert_not_contains "$T/leader.out" "path too long for a socket" "the old fallback's warning"
 
 # --- 3. the channels' processes start clean ------------------------------
+# Every channel the leader started has its record: the leader kills none
+# of them, and each records before it reads its stdin.
+pids=$(sed -n 's/.*: ssh pid \([0-9]*\)$/\1/p' "$T/leader.out")
+for p in $pids; do
+	wait_until 10 '[ -f "$T/ssh.state.$p" ]' \
+		'channel process $p (leader.out) left no record: $(ls "$T")'
+done
 n=0
 for f in "$T"/ssh.state.*; do
+	[ -f "$f" ] || break
 	n=$((n + 1))
 	read -r pid sid < "$f"
 	assert_eq "$sid" "$pid" "a channel's session ($f)"
-	assert_contains "$f" "SigBlk:	0000000000000000" "a channel's blocked signals"
+	blk=$(sigmask "$f" SigBlk) || exit 1
+	[ "$blk" = 0000000000000000 ] || { cat "$f" >&2; fail \
+		"channel process $pid started with signals blocked (SigBlk $blk, none expected)"; }
 	# Signals 32 and 33 are glibc's own (never the program's to use),
 	# ignored as smtd's environment had them; no other is.
-	ign=$(sed -n 's/^SigIgn:	//p' "$f")
+	ign=$(sigmask "$f" SigIgn) || exit 1
 	assert_eq "$(( 0x$ign & ~0x180000000 ))" 0 "a channel's ignored signals (SigIgn $ign)"
 	# Past 2: only the shell's own (its script, its saved copies of 0-2).
 	std=$(awk '$(NF-2) ~ /^[012]$/ { print $NF }' "$f" | sort -u | tr '\n' ' ')
@@ -113,5 +160,5 @@ for f in "$T"/ssh.state.*; do
 	[ -z "$extra" ] || { cat "$f" >&2; fail "a channel got smtd's descriptors: $extra"; }
 done
 [ $n -ge 2 ] || fail "only $n channel processes recorded"
-echo "$n channels started clean"
+echo "$n channels started clean ($(echo $pids | wc -w) in leader.out)"
 echo "ok"
