@@ -25,6 +25,8 @@
 #   wk       1/s    the leader's wakeups (context switches) per second
 #                   over WK_SECS seconds of the idle running job
 #   chwk     1/s    the same summed over its channel processes
+#   lines    s      B12l: one line from a rank on every worker (b12_ranks)
+#                   to the last of them on the leader's stdout
 #   end      s      the stand-in mpirun killed (the leader's decision: the
 #                   job failed) to the last worker's exit, every worker
 #                   told by the leader
@@ -71,9 +73,84 @@ channels() {
 	pgrep -P "$1" -x smtctl
 }
 
+# FLOOR_N=N: B12s instead of the rest: one worker, and N channel processes
+# to it as the leader would start them (fakessh, smtctl dial-stdio), run to
+# their end two at a time; prints the seconds it took.
+if [ -n "${FLOOR_N:-}" ]; then
+	rm -rf "$dir/w1" "$dir/w1.sock"
+	mkroot w1
+	"$SMTD" --root "$dir/w1/ml" --socket "$dir/w1.sock" --sshd never --smtctl "$SMTCTL" \
+		--preload "$SMTD_PRELOAD" --current-host w1 -- /bin/true >"$dir/w1.log" 2>&1 &
+	w=$!
+	for ((i = 0; i < 3000; i++)); do [ -S "$dir/w1.sock" ] && break; sleep 0.01; done
+	t0=$EPOCHREALTIME
+	seq "$FLOOR_N" | B3_DIR=$dir xargs -P 2 -I{} "$BIN/fakessh" w1 "$SMTCTL" --socket X dial-stdio
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f\n", b - a }'
+	kill -KILL $w
+	wait $w 2>/dev/null
+	exit 0
+fi
+
+# B12l's stand-ins, on every worker once the job is launched: an "orted"
+# (started as mpirun's ssh would start it, through `smtctl exec-orted`, in
+# the worker's PID and mount namespace) whose one rank (through `smtctl
+# rank`, as under orted) blocks opening the FIFO go, prints one line once
+# the bench opens it for writing, and waits on it (no process to start on
+# the way: 1000 of them would be the bench's time, not smtd's).
+mkdir -p "$dir/bin"
+printf '%s\n' '#!/bin/sh' 'exec "$B12_SMTCTL" --socket "$B12_SOCK" rank -- "$B12_DIR/bin/b12rank"' \
+	>"$dir/bin/orted"
+printf '%s\n' '#!/bin/sh' ': >"$B12_DIR/up.$OMPI_COMM_WORLD_RANK"' 'exec 3<"$B12_DIR/go"' \
+	'echo "b12 line from rank $OMPI_COMM_WORLD_RANK"' 'read -r _ <&3' >"$dir/bin/b12rank"
+chmod +x "$dir/bin/orted" "$dir/bin/b12rank"
+
+B12L_TEXT="]<stdout>: b12 line from rank"
+# The reader of the leader's stdout in real time, where the machine allows
+# it: it only wakes for the leader's output, and then reads the clock at
+# once.
+RT=
+chrt -f 10 true 2>/dev/null && RT="chrt -f 10"
+
+# b12_ranks: B12l's value into LINES, the FIFO opened to the last of the N
+# lines on the leader's stdout ("-" when they did not all come within
+# 60 s).
+b12_ranks() {
+	local k w i
+	rm -f "$dir/go" "$dir"/up.*
+	mkfifo "$dir/go"
+	for ((k = 1; k <= n; k++)); do
+		w=$(pgrep -P "${pids[k - 1]}" | head -1)
+		[ -n "$w" ] || continue
+		B12_DIR=$dir B12_SMTCTL=$SMTCTL B12_SOCK=$dir/w$k.sock OMPI_COMM_WORLD_RANK=$k \
+			OMPI_COMM_WORLD_LOCAL_RANK=0 SSH_CONNECTION="127.0.0.1 1 127.0.0.1 22" \
+			nsenter -t "$w" --pid --mount -- "$SMTCTL" --socket "$dir/w$k.sock" exec-orted \
+			"$dir/bin/orted" >/dev/null 2>&1 &
+	done
+	for ((i = 0; i < 12000; i++)); do
+		[ "$(find "$dir" -maxdepth 1 -name 'up.*' | wc -l)" -ge "$n" ] && break
+		sleep 0.01
+	done
+	echo "B12l: $(find "$dir" -maxdepth 1 -name 'up.*' | wc -l) of $n ranks up" >&2
+	sleep 1
+	# The last line's time is the leader's stdout's reader's (stamp -w,
+	# below), not a poll's: among 2N processes woken at once on 2 cores a
+	# polling shell read the clock late (0.4 s at 256).  The FIFO stays
+	# open (descriptor 4) until the run's end, so that no rank ends before
+	# the job's end is measured.
+	t0=$EPOCHREALTIME
+	exec 4<>"$dir/go"
+	for ((i = 0; i < 6000; i++)); do [ -s "$dir/lines.t1" ] && break; sleep 0.01; done
+	if [ -s "$dir/lines.t1" ]; then
+		LINES=$(awk -v a="$t0" -v b="$(cat "$dir/lines.t1")" 'BEGIN { printf "%.3f", b - a }')
+		return
+	fi
+	echo "B12l: $(grep -c "$B12L_TEXT" "$dir/leader.log") of $n lines on the leader" >&2
+	LINES=-
+}
+
 for ((r = 1; r <= runs; r++)); do
 	pids=()
-	rm -f "$dir"/*.sock "$dir/t0" "$dir/t1"
+	rm -f "$dir"/*.sock "$dir/t0" "$dir/t1" "$dir/lines.t1"
 	for ((k = 1; k <= n; k++)); do
 		rm -rf "$dir/w$k"
 		mkroot "w$k"
@@ -88,6 +165,11 @@ for ((r = 1; r <= runs; r++)); do
 	sleep 1
 	rm -rf "$dir/leader"
 	mkroot leader
+	# The leader's stdout and stderr through stamp -w (B12l's clock).
+	rm -f "$dir/leader.out"
+	mkfifo "$dir/leader.out"
+	$RT "$BIN/stamp" -w "$dir/lines.t1" "$n" "$B12L_TEXT" <"$dir/leader.out" >"$dir/leader.log" &
+	reader=$!
 	cg=/sys/fs/cgroup/cpuacct/smt-b12-$$-$r
 	mkdir "$cg" || { echo "B12: cannot make $cg" >&2; exit 1; }
 	(
@@ -99,7 +181,7 @@ for ((r = 1; r <= runs; r++)); do
 		exec "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
 			--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
 			--peer-timeout "$PT" --channels "$CH" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
-	) >"$dir/leader.log" 2>&1 &
+	) >"$dir/leader.out" 2>&1 &
 	lp=$!
 	for ((i = 0; i < 6000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
 	cgcpu=$(awk '{ printf "%.3f", $1 / 1e9 }' "$cg/cpuacct.usage")
@@ -134,13 +216,17 @@ for ((r = 1; r <= runs; r++)); do
 		l1=$(ctxt $lp)
 		c1=0
 		for c in $chs; do c1=$((c1 + $(ctxt "$c"))); done
+		b12_ranks
+		lines=$LINES
 		alive=0
 		[ -d "/proc/$lp" ] && alive=1
 		# The end: the stand-in mpirun killed, every worker told.
 		end=-
 		mp=$(pgrep -P $lp -x stamp | head -1)
 		if [ -n "$mp" ] && [ $alive = 1 ]; then
-			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) &
+			# Its output away from ours: b12.sh reads ours to its end,
+			# and the sleep would hold it 90 s after the kill below.
+			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
 			killer=$!
 			t_end0=$EPOCHREALTIME
 			kill -TERM "$mp"
@@ -151,24 +237,25 @@ for ((r = 1; r <= runs; r++)); do
 		fi
 		if [ $alive = 0 ]; then
 			# Nothing read of a leader that is gone is a measurement.
-			echo "n=$n ready=$ready cpu=$cpu cgcpu=$cgcpu"
+			echo "n=$n ready=$ready cpu=$cpu cgcpu=$cgcpu lines=$lines"
 			echo "B12: the leader with $n workers ended before it was measured:" >&2
 			grep -v debug "$dir/leader.log" | tail -5 >&2
 		else
-			awk -v n=$n -v end=$end -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
+			awk -v n=$n -v end=$end -v lines=$lines -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
 				-v fds=$fds -v nch=$nch -v cpriv=$cpriv -v cpd=$cpd -v l0=$l0 -v l1=$l1 -v c0=$c0 -v c1=$c1 -v s=$secs \
-				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f end=%s\n",
+				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f lines=%s end=%s\n",
 					n, ready, cpu, cg, rss / 1024, pss / 1024, pd / 1024, anon / 1024, fds, nch, cpriv / 1024, cpd / 1024,
-					(l1 - l0) / s, (c1 - c0) / s, end }'
+					(l1 - l0) / s, (c1 - c0) / s, lines, end }'
 		fi
 	else
 		echo "n=$n ready=-"
 		echo "B12: the leader did not launch with $n workers:" >&2
 		grep -v debug "$dir/leader.log" | tail -5 >&2
 	fi
+	exec 4>&-
 	cp "$dir/leader.log" "$dir/leader-$n-$r.log"
 	kill -KILL $lp "${pids[@]}" 2>/dev/null
-	wait $lp "${pids[@]}" 2>/dev/null
+	wait $lp "${pids[@]}" $reader 2>/dev/null
 	while read -r p; do kill -KILL "$p"; done <"$cg/tasks" 2>/dev/null
 	for ((i = 0; i < 500; i++)); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
 done

@@ -71,7 +71,9 @@ MODEL_FAMILIES = {
     "B12hm": "their private memory, summed",
     "B12w": "the leader's wakeups per second, every channel idle",
     "B12wc": "its channel processes' wakeups per second",
+    "B12l": "one line from a rank on every worker to the leader's stdout",
     "B12e": "the job's end, the leader's decision to every worker's exit",
+    "B12s": "the readiness floor: one channel process per worker started, nothing else",
 }
 measured = {}
 

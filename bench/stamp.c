@@ -3,6 +3,9 @@
  *
  *   stamp -o FILE CMD ARGS...  append CLOCK_REALTIME (seconds, 6 decimals)
  *                              to FILE, then exec CMD
+ *   stamp -w FILE N TEXT       copy stdin to stdout; append the time to
+ *                              FILE once the Nth line holding TEXT was
+ *                              read (B12l: when the leader wrote it)
  *   stamp [ANY ARGS]           a stand-in mpirun: appends the time to
  *                              $STAMP_FILE, sleeps $STAMP_SLEEP seconds
  *                              (default 0) and exits 0
@@ -31,8 +34,42 @@ static void record(const char *file)
 	}
 }
 
+/* stamp -w: a line is at most LINE_MAX bytes for the count (longer ones
+ * are copied, and counted by their first LINE_MAX bytes). */
+#define LINE_MAX_B 4096
+static int watch(const char *file, long want, const char *text)
+{
+	char buf[65536], line[LINE_MAX_B + 1];
+	size_t len = 0;
+	long seen = 0;
+	ssize_t n;
+
+	while ((n = read(0, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(1, buf + off, (size_t)(n - off));
+			if (w <= 0)
+				return 1;
+			off += w;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < LINE_MAX_B)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = '\0';
+			len = 0;
+			if (strstr(line, text) && ++seen == want)
+				record(file);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "-w") == 0)
+		return watch(argv[2], atol(argv[3]), argv[4]);
 	const char *env = getenv("STAMP_FILE");
 
 	if (argc > 3 && strcmp(argv[1], "-o") == 0) {
@@ -51,6 +88,7 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: stamp -o FILE CMD [ARGS...], or STAMP_FILE=FILE stamp\n");
+	fprintf(stderr, "usage: stamp -o FILE CMD [ARGS...], stamp -w FILE N TEXT, "
+		"or STAMP_FILE=FILE stamp\n");
 	return 2;
 }

@@ -42,6 +42,7 @@
 #include "httpconn.h"
 #include "log.h"
 #include "smt_proto.h"
+#include "tcpchannel.h"
 #include "unixlisten.h"
 
 #define LISTEN_BACKLOG 128
@@ -98,6 +99,9 @@ struct conn {
 	int draining;       /* answered and half-closed: input is discarded */
 	int busy;           /* in the parser, whose callbacks may close the server */
 	int rendering;      /* counted in api->renders */
+	int kept;           /* holds a poll with no time: counted in api->kept */
+	int keepalive;      /* its TCP keepalive is set */
+	int timed_out;      /* ... and found nobody at the other end */
 	uv_shutdown_t shutdown_req;
 	unsigned writes;
 	size_t queued;      /* bytes given to uv_write and not written yet */
@@ -143,6 +147,8 @@ struct smt_api {
 	int idle_init;
 	int pacing;
 	unsigned renders;        /* connections whose answer is rendering */
+	unsigned kept;           /* connections holding a poll with no time */
+	double channel_pt;       /* the peer timeout the channel's keepalive follows */
 	int fresh;               /* a connection was accepted this turn */
 	int64_t longest_step_ms; /* logged when it grows; -1 before the first */
 	struct smt_api_stats stats;
@@ -233,6 +239,36 @@ static void on_conn_handle_closed(uv_handle_t *h)
 	api_release(api);
 }
 
+/*
+ * Count the connections holding a poll with no time (SMT_HOLD_KEPT: the
+ * leader's, on the TCP channel), whose keepalive then says whether the
+ * leader lives (tcpchannel.h): the daemon hears when the first starts and
+ * when the last ends, and whether it ended because nobody answered.
+ */
+static void conn_count_kept(struct conn *c)
+{
+	struct smt_api *api = c->api;
+	int now = !c->closing && c->http && smt_httpconn_held(c->http) == SMT_HOLD_KEPT;
+	uv_os_fd_t fd;
+	int rc;
+
+	if (now == c->kept)
+		return;
+	c->kept = now;
+	if (now && !c->keepalive) {
+		c->keepalive = 1;
+		rc = uv_fileno(&c->h.handle, &fd);
+		if (rc == 0)
+			rc = smt_tcpchannel_keepalive(fd, api->channel_pt);
+		if (rc < 0)
+			smt_warn("control API: cannot set the channel's TCP keepalive: %s",
+				 strerror(-rc));
+	}
+	if (now ? api->kept++ == 0 : --api->kept == 0)
+		if (api->ops->leader_kept)
+			api->ops->leader_kept(api->ctx, now, c->timed_out);
+}
+
 static void conn_close(struct conn *c)
 {
 	struct smt_api *api = c->api;
@@ -245,6 +281,7 @@ static void conn_close(struct conn *c)
 		c->rendering = 0;
 		api->renders--;
 	}
+	conn_count_kept(c);
 	LIST_REMOVE(c, link);
 	api->stats.connections--;
 	if (kind_tcp(c->kind))
@@ -591,6 +628,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (nread < 0) {
 		if (nread != UV_EOF) {
+			c->timed_out = nread == UV_ETIMEDOUT;
 			conn_close(c);
 			return;
 		}
@@ -634,7 +672,7 @@ static void conn_count_rendering(struct conn *c)
 
 /* After the parser answered R requests: time the connection, send, and
  * queue what is left to do. */
-static void conn_after(struct conn *c, int r)
+static void conn_after_step(struct conn *c, int r)
 {
 	conn_count_rendering(c);
 	if (r < 0) {
@@ -682,6 +720,8 @@ static void conn_after(struct conn *c, int r)
 		if (!c->closing && c->writes == 0)
 			conn_close(c);
 		return;
+	} else if (hold == SMT_HOLD_KEPT) {
+		uv_timer_stop(&c->timer);
 	} else if (hold) {
 		/* A held long poll is a complete request: its own time applies. */
 		uv_timer_start(&c->timer, on_hold_timeout, hold, 0);
@@ -694,6 +734,12 @@ static void conn_after(struct conn *c, int r)
 	}
 	conn_flush(c);
 	conn_schedule(c);
+}
+
+static void conn_after(struct conn *c, int r)
+{
+	conn_after_step(c, r);
+	conn_count_kept(c);
 }
 
 static void on_settle(uv_timer_t *t)
@@ -1122,7 +1168,8 @@ int smt_api_tcp_port(const struct smt_api *api)
 	return listener_port(api->tcp_listener);
 }
 
-int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, const char *token)
+int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, const char *token,
+			   double pt)
 {
 	struct listener *l;
 	int r;
@@ -1139,6 +1186,7 @@ int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, con
 		return r;
 	}
 	memcpy(api->channel_token, token, SMT_TOKEN_HEX + 1);
+	api->channel_pt = pt;
 	api->channel_listener = l;
 	return 0;
 }

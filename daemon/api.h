@@ -137,10 +137,14 @@ int smt_api_tcp_port(const struct smt_api *api);
  * (SMT_TOKEN_HEX hex digits, copied) in SMT_HEADER_TOKEN.  Such a request
  * is served as root's on the Unix socket; any other is answered 403 and
  * its connection closed before its body is read.  Its connections have
- * SMT_API_MAX_CHANNEL_CONNECTIONS places of their own.  Returns 0,
- * -EINVAL for a token of another length, or a libuv error.
+ * SMT_API_MAX_CHANNEL_CONNECTIONS places of their own.  A connection that
+ * holds a poll with no time (keep=1) gets TCP keepalive timed from PT,
+ * the peer timeout (smt_tcpchannel_keepalive), and ops->leader_kept hears
+ * of it.  Returns 0, -EINVAL for a token of another length, or a libuv
+ * error.
  */
-int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, const char *token);
+int smt_api_listen_channel(struct smt_api *api, const struct sockaddr *addr, const char *token,
+			   double pt);
 /* Its port, or -ENOENT when there is none. */
 int smt_api_channel_port(const struct smt_api *api);
 

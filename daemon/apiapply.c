@@ -112,6 +112,14 @@ static void leader_contact(void *ctx)
 		d->role->contact(d);
 }
 
+static void leader_kept(void *ctx, int kept, int timed_out)
+{
+	struct smt_daemon *d = ctx;
+
+	if (d->role->kept)
+		d->role->kept(d, kept, timed_out);
+}
+
 const struct smt_api_ops smt_daemon_api_ops = {
 	.status = smt_view_status,
 	.healthy = smt_view_healthy,
@@ -130,4 +138,5 @@ const struct smt_api_ops smt_daemon_api_ops = {
 	.stacks = stacks,
 	.lines = lines,
 	.leader_contact = leader_contact,
+	.leader_kept = leader_kept,
 };

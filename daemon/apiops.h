@@ -79,6 +79,12 @@ struct smt_api_ops {
 	json_t *(*stacks)(void *ctx, long long id, int *status);
 	/* A request carried "X-Smtd-Leader: 1": the leader's channel is alive. */
 	void (*leader_contact)(void *ctx);
+	/* The leader's first poll held with no time (keep=1) began (KEPT 1),
+	 * or the last one ended (KEPT 0): while one is held, its connection's
+	 * keepalive, not the requests' rhythm, says whether the leader lives.
+	 * TIMED_OUT: it ended because the keepalive found nobody
+	 * (smt_tcpchannel_silence seconds of silence). */
+	void (*leader_kept)(void *ctx, int kept, int timed_out);
 };
 
 #endif

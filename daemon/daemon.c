@@ -443,8 +443,8 @@ static int setup_api(struct smt_daemon *d, char **text)
 
 		/* Not fatal: the leader's ssh still reaches this host, at the
 		 * price of an ssh process per channel on the leader. */
-		if (smt_tcpchannel_open(d->api, smt_plan_iface(d->plan), &d->channel, why,
-					sizeof(why)) < 0)
+		if (smt_tcpchannel_open(d->api, smt_plan_iface(d->plan), d->opts->peer_timeout,
+					&d->channel, why, sizeof(why)) < 0)
 			smt_warn("no TCP channel for the leader: %s; its channels to this host go "
 				 "through ssh", why);
 		else

@@ -31,6 +31,7 @@
 #ifndef SMT_HTTPCONN_H
 #define SMT_HTTPCONN_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "apiops.h"
@@ -95,8 +96,10 @@ size_t smt_httpconn_take_output(struct smt_httpconn *c, char **buf);
  * A GET /v1/status?wait=GEN[&timeout=MS] whose GEN is the status's current
  * generation (ops->generation) is held: no answer yet.
  * smt_httpconn_held returns the hold time in milliseconds (never 0) while
- * a request is held, else 0.
+ * a request is held, else 0; SMT_HOLD_KEPT for a long poll with keep=1
+ * (SMT_Q_KEEP), held with no time at all.
  */
+#define SMT_HOLD_KEPT UINT_MAX
 unsigned smt_httpconn_held(const struct smt_httpconn *c);
 
 /*

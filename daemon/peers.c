@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <netinet/tcp.h>
 
 #include "curluv.h"
 #include "dynbuf.h"
@@ -34,6 +35,7 @@
 #include "smt_proto.h"
 #include "spawn.h"
 #include "strv.h"
+#include "tcpchannel.h"
 #include "unixlisten.h"
 
 #define BACKOFF_MIN_MS 50
@@ -59,6 +61,7 @@ struct peer;
 struct req {
 	struct peer *p;
 	enum req_kind kind;
+	int kept;            /* held with no time (SMT_Q_KEEP): counted in p->kept */
 	CURL *easy;
 	struct curl_slist *headers;
 	char *post;
@@ -83,6 +86,15 @@ struct peer {
 	json_int_t generation;
 	uv_timer_t retry;
 	uv_timer_t lost_timer;
+	unsigned kept;       /* its requests held with no time: no lost_timer then */
+	/* The last watch, the last fetch of lines answered: only then is the
+	 * next one held with no time, on a connection known to be alive (a
+	 * retry's could be to a host that is gone, and nothing would time
+	 * it). */
+	int watch_heard, lines_heard;
+	/* When its last TCP connection closed, how long the kernel had heard
+	 * nothing on it (TCP_INFO: a keepalive's failure says when). */
+	uint64_t quiet_at, quiet_ms;
 	struct req *inflight[INFLIGHT];
 	/* The worker's output: fetched up to LINES_FROM. */
 	uint64_t lines_from;
@@ -383,6 +395,39 @@ static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
 	return b < RECV_LINES_MIN ? RECV_LINES_MIN : b > RECV_LINES_MAX ? RECV_LINES_MAX : b;
 }
 
+/* Before curl closes a TCP channel's socket: how long the kernel heard
+ * nothing on it (kept_ended). */
+static int on_closesocket(void *clientp, curl_socket_t fd)
+{
+	struct peer *p = clientp;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	    len >= offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv)) {
+		p->quiet_at = uv_now(p->ps->loop);
+		p->quiet_ms = ti.tcpi_last_ack_recv;
+	}
+	return close(fd);
+}
+
+/* Curl's socket of a TCP channel: keepalive, for the polls held with no
+ * time (the others end before it would matter). */
+static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
+{
+	struct smt_peers *ps = clientp;
+
+	(void)purpose;
+	if (smt_tcpchannel_keepalive(fd, ps->cfg.peer_timeout) < 0)
+		smt_warn("cannot set a channel's TCP keepalive: %s", strerror(errno));
+	return CURL_SOCKOPT_OK;
+}
+
+/*
+ * Send a request of KIND to P.  TIMEOUT_MS 0: a poll held with no time
+ * (SMT_Q_KEEP, over TCP only), whose connection's keepalive says whether
+ * the worker lives: the peer's lost_timer stops while one is out.
+ */
 static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
 		    long timeout_ms, int fresh)
 {
@@ -418,6 +463,10 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		 * the result) opens its own when it is sent. */
 		if (kind != REQ_WATCH && kind != REQ_LINES)
 			curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
+		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTDATA, ps);
+		curl_easy_setopt(r->easy, CURLOPT_CLOSESOCKETFUNCTION, on_closesocket);
+		curl_easy_setopt(r->easy, CURLOPT_CLOSESOCKETDATA, p);
 	}
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
@@ -429,7 +478,9 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(ps, kind));
 	/* ssh itself takes time to connect; curl's own connect is local. */
-	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
+			 timeout_ms ? timeout_ms :
+				      (long)(smt_tcpchannel_silence(ps->cfg.peer_timeout) * 1000));
 	r->headers = curl_slist_append(NULL, SMT_HEADER_LEADER ": 1");
 	if (p->tcp_use)
 		r->headers = curl_slist_append(r->headers, p->tcp_header);
@@ -449,6 +500,11 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	}
 	if (smt_curluv_add(ps->cu, r->easy, on_done, r) < 0)
 		goto fail;
+	if (timeout_ms == 0) {
+		r->kept = 1;
+		p->kept++;
+		uv_timer_stop(&p->lost_timer);
+	}
 	return 0;
 fail:
 	req_free(r);
@@ -699,8 +755,28 @@ static void on_lost_timer(uv_timer_t *t)
 
 static void heard(struct peer *p)
 {
+	if (p->kept)
+		return;
 	uv_timer_start(&p->lost_timer, on_lost_timer, (uint64_t)(p->ps->cfg.peer_timeout * 1000),
 		       0);
+}
+
+/*
+ * A poll held with no time ended.  With none left, silence is timed again:
+ * from when the kernel last heard the worker on the connection that failed
+ * (a keepalive that found nobody: smt_tcpchannel_silence seconds ago), else
+ * from now, so that a worker is lost after --peer-timeout of silence over
+ * TCP as over ssh.
+ */
+static void kept_ended(struct peer *p, CURLcode result)
+{
+	uint64_t ms = (uint64_t)(p->ps->cfg.peer_timeout * 1000), now = uv_now(p->ps->loop);
+
+	if (--p->kept > 0 || p->lost || p->ps->closing || p->ps->sending_result)
+		return;
+	if (result != CURLE_OK && p->quiet_at + 1000 >= now)
+		ms = p->quiet_ms < ms ? ms - p->quiet_ms : 0;
+	uv_timer_start(&p->lost_timer, on_lost_timer, ms, 0);
 }
 
 static void channel_failed(struct peer *p, const char *why)
@@ -734,12 +810,15 @@ static void send_watch_fresh(struct peer *p, int fresh)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld&%s=1",
+	int kept = p->tcp_use && p->watch_heard;
+
+	snprintf(path, sizeof(path), "%s?wait=%" JSON_INTEGER_FORMAT "&timeout=%ld&%s=1%s",
 		 SMT_PATH_STATUS, p->generation, (long)(p->ps->cfg.watch_timeout * 1000),
-		 SMT_Q_BRIEF);
-	/* An answer later than this means the channel is stuck. */
-	if (req_send(p, REQ_WATCH, path, NULL, (long)(p->ps->cfg.watch_timeout * 2000 + 1000),
-		     fresh) < 0)
+		 SMT_Q_BRIEF, kept ? "&" SMT_Q_KEEP "=1" : "");
+	/* An answer later than this means the channel is stuck; held with
+	 * no time, the keepalive says so (tcpchannel.h). */
+	if (req_send(p, REQ_WATCH, path, NULL,
+		     kept ? 0 : (long)(p->ps->cfg.watch_timeout * 2000 + 1000), fresh) < 0)
 		channel_failed(p, "out of memory");
 }
 
@@ -907,10 +986,12 @@ static void send_lines_fresh(struct peer *p, int fresh)
 		return;
 	/* After the end of output, one more fetch from past it says it
 	 * arrived; the worker then needs to keep nothing. */
-	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld", SMT_PATH_LINES, SMT_Q_FROM,
-		 p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps), SMT_Q_WAIT,
-		 p->lines_eof ? 0L : wait_ms);
-	if (req_send(p, REQ_LINES, path, NULL, wait_ms * 2 + 5000, fresh) < 0) {
+	int kept = p->tcp_use && !p->lines_eof && p->lines_heard;
+
+	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s", SMT_PATH_LINES,
+		 SMT_Q_FROM, p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps),
+		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "");
+	if (req_send(p, REQ_LINES, path, NULL, kept ? 0 : wait_ms * 2 + 5000, fresh) < 0) {
 		lines_retry_later(p);
 		return;
 	}
@@ -983,6 +1064,8 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	char why[CURL_ERROR_SIZE + 64];
 
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	if (r->kept)
+		kept_ended(p, result);
 	if (p->tcp_use && result == CURLE_OK)
 		p->tcp_heard = 1;
 	else
@@ -1004,6 +1087,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	}
 	enum req_kind kind = r->kind;
 	if (kind == REQ_LINES && !ps->closing && !p->lost) {
+		p->lines_heard = !why[0];
 		if (why[0]) {
 			p->lines_busy = 0;
 			channel_failed(p, why);
@@ -1041,6 +1125,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	case REQ_LINES:
 		break;
 	case REQ_WATCH:
+		p->watch_heard = !why[0];
 		if (ps->sending_result)
 			break;
 		if (why[0]) {

@@ -72,6 +72,27 @@ void smt_routes_status(struct smt_httpconn *c)
 	smt_httpconn_respond_large(c, 200, v);
 }
 
+/* keep=1 (SMT_Q_KEEP): only the leader, only on a TCP channel, whose
+ * keepalive tells whether it lives; a poll held with no time anywhere else
+ * would hold its connection's place for good.  0 when refused (answered). */
+static int keep_allowed(struct smt_httpconn *c, const char *query)
+{
+	long long keep = query_number(query, SMT_Q_KEEP);
+
+	if (keep == -1 || keep == 0)
+		return 1;
+	if (keep != 1) {
+		smt_httpconn_respond_error(c, 400, NULL, "keep must be 0 or 1");
+		return 0;
+	}
+	if (!c->leader_req || !c->peer.token) {
+		smt_httpconn_respond_error(c, 400, NULL,
+					   "keep=1 is for the leader on a worker's TCP channel");
+		return 0;
+	}
+	return 1;
+}
+
 static void do_status(struct smt_httpconn *c, const char *query)
 {
 	long long wait = query_number(query, SMT_Q_WAIT);
@@ -83,11 +104,14 @@ static void do_status(struct smt_httpconn *c, const char *query)
 					   "wait and timeout must be non-negative integers");
 		return;
 	}
+	if (!keep_allowed(c, query))
+		return;
 	/* Hold the answer while the status is still the one the client has:
 	 * the leader's watch of a worker, with no polling on either side. */
 	if (wait >= 0 && c->ops->generation && wait == c->ops->generation(c->ctx)) {
 		c->wait = WAIT_POLL;
-		c->hold_ms = timeout < 0 ? 5000 :
+		c->hold_ms = query_number(query, SMT_Q_KEEP) == 1 ? SMT_HOLD_KEPT :
+			timeout < 0 ? 5000 :
 			timeout > 60000  ? 60000 :
 			timeout          ? (unsigned)timeout :
 					   1;
@@ -338,6 +362,8 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 					   "from (and max, wait) must be non-negative integers");
 		return;
 	}
+	if (!keep_allowed(c, query))
+		return;
 	c->lines_from = (uint64_t)from;
 	c->lines_max = max < 0         ? 256 * 1024 :
 		max > 16 * 1024 * 1024 ? 16 * 1024 * 1024 :
@@ -345,7 +371,8 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 	if (smt_routes_lines(c, wait <= 0))
 		return;
 	c->wait = WAIT_LINES;
-	c->hold_ms = wait > 60000 ? 60000 : (unsigned)wait;
+	c->hold_ms = query_number(query, SMT_Q_KEEP) == 1 ? SMT_HOLD_KEPT :
+		     wait > 60000 ? 60000 : (unsigned)wait;
 }
 
 /* GET /v1/stacks?id=N: the stacks a POST /v1/stacks collected. */

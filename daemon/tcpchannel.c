@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/tcp.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -78,8 +79,8 @@ static int make_token(char *out)
 	return 0;
 }
 
-int smt_tcpchannel_open(struct smt_api *api, const char *iface, struct smt_tcpchannel *out,
-			char *err, size_t errlen)
+int smt_tcpchannel_open(struct smt_api *api, const char *iface, double pt,
+			struct smt_tcpchannel *out, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	int rc;
@@ -98,7 +99,7 @@ int smt_tcpchannel_open(struct smt_api *api, const char *iface, struct smt_tcpch
 		snprintf(err, errlen, "no random bytes for its token: %s", strerror(-rc));
 		return rc;
 	}
-	rc = smt_api_listen_channel(api, (struct sockaddr *)&ss, out->token);
+	rc = smt_api_listen_channel(api, (struct sockaddr *)&ss, out->token, pt);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot listen on %s (%s): %s", out->address, iface,
 			 rc == -EBUSY ? "already listening" : uv_strerror(rc));
@@ -106,5 +107,41 @@ int smt_tcpchannel_open(struct smt_api *api, const char *iface, struct smt_tcpch
 		return rc;
 	}
 	out->port = smt_api_channel_port(api);
+	return 0;
+}
+
+/* The one table of keepalive's timing: idle, interval (whole seconds, at
+ * least 1) and count. */
+static void keep_timing(double pt, int *idle, int *intvl, int *cnt)
+{
+	*idle = pt / 3 >= 1 ? (int)(pt / 3) : 1;
+	*intvl = pt / 9 >= 1 ? (int)(pt / 9) : 1;
+	*cnt = 3;
+}
+
+double smt_tcpchannel_silence(double pt)
+{
+	int idle, intvl, cnt;
+
+	keep_timing(pt, &idle, &intvl, &cnt);
+	return idle + (double)cnt * intvl;
+}
+
+int smt_tcpchannel_keepalive(int fd, double pt)
+{
+	int on = 1, idle, intvl, cnt;
+	unsigned user_ms;
+
+	keep_timing(pt, &idle, &intvl, &cnt);
+	/* Unacknowledged data would otherwise be retransmitted for 15
+	 * minutes before the connection fails; with a user timeout the
+	 * kernel also ends a keepalive-probed connection at it. */
+	user_ms = (unsigned)(smt_tcpchannel_silence(pt) * 1000);
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms)) < 0)
+		return -errno;
 	return 0;
 }

@@ -10,6 +10,15 @@
  * interface's (network_interface_name: its first IPv4 address, else its
  * first global IPv6 one), the port a free one the kernel picks, the token
  * SMT_TOKEN_HEX hex digits from getrandom(2), new at every smtd start.
+ *
+ * Once the job runs, the leader's two long polls on it are held until
+ * something changes (SMT_Q_KEEP), not answered every watch period: with
+ * 1000 idle workers that was 200 answers a second on the leader for
+ * nothing.  Whether the other end still lives is then the kernel's to
+ * tell, by TCP keepalive on both ends (smt_tcpchannel_keepalive), which
+ * wakes neither daemon: a connection silent for smt_tcpchannel_silence()
+ * seconds fails with ETIMEDOUT.  What the kernel cannot tell is a daemon
+ * that lives but does not answer (stopped, or stuck): smtd(8) Channels.
  */
 #ifndef SMT_TCPCHANNEL_H
 #define SMT_TCPCHANNEL_H
@@ -26,11 +35,25 @@ struct smt_tcpchannel {
 };
 
 /*
- * Listen on IFACE's address for API's channel connections.  Returns 0 and
- * fills OUT, or a negative errno with ERR saying why (no such interface,
- * no address on it, the listen failed) in one line.
+ * Listen on IFACE's address for API's channel connections, their keepalive
+ * timed from PT (the peer timeout, seconds).  Returns 0 and fills OUT, or a
+ * negative errno with ERR saying why (no such interface, no address on
+ * it, the listen failed) in one line.
  */
-int smt_tcpchannel_open(struct smt_api *api, const char *iface, struct smt_tcpchannel *out,
-			char *err, size_t errlen);
+int smt_tcpchannel_open(struct smt_api *api, const char *iface, double pt,
+			struct smt_tcpchannel *out, char *err, size_t errlen);
+
+/*
+ * Keepalive on the TCP socket FD, timed from the peer timeout PT (seconds):
+ * the first probe after PT/3 of silence, then one every PT/9, three
+ * unanswered probes (or data unacknowledged as long) end the connection.
+ * 0 or a negative errno.
+ */
+int smt_tcpchannel_keepalive(int fd, double pt);
+
+/* How long a connection set up so is silent before it fails, in seconds:
+ * a failure with ETIMEDOUT means the other end was last heard this long
+ * ago. */
+double smt_tcpchannel_silence(double pt);
 
 #endif

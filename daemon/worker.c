@@ -55,6 +55,7 @@ struct worker {
 	uv_timer_t wait_timer;   /* the leader in time */
 	uv_timer_t launch_timer; /* orted to appear */
 	uv_timer_t contact_timer; /* the leader's channel heard from */
+	int kept;                 /* the leader holds a poll with no time */
 	uv_timer_t end_timer;    /* the leader's result / acknowledgement in time */
 	uint64_t begin_ticks;    /* when this worker began, in /proc's start-time units */
 };
@@ -274,10 +275,41 @@ static void worker_contact(struct smt_daemon *d)
 		smt_daemon_changed(d);
 	}
 	/* The leader's long polls arrive at least every third of its peer
-	 * timeout: silence for the whole timeout means it is gone. */
-	if (w->launched && !w->job_over)
+	 * timeout: silence for the whole timeout means it is gone.  While it
+	 * holds one with no time (worker_kept), the connection's keepalive
+	 * says so instead. */
+	if (w->launched && !w->job_over && !w->kept)
 		uv_timer_start(&w->contact_timer, on_leader_lost,
 			       (uint64_t)(d->opts->peer_timeout * 1000), 0);
+}
+
+/*
+ * The leader holds a long poll with no time on the TCP channel (KEPT), or
+ * the last one ended.  Meanwhile the kernel's keepalive watches the
+ * connection and no timer of ours runs; after it, silence is timed again,
+ * from the moment the keepalive last heard the leader when it found
+ * nobody (TIMED_OUT), so that the leader is lost after --peer-timeout of
+ * silence either way.
+ */
+static void worker_kept(struct smt_daemon *d, int kept, int timed_out)
+{
+	struct worker *w = W(d);
+	double left = d->opts->peer_timeout;
+
+	if (!w)
+		return;
+	w->kept = kept;
+	if (kept) {
+		uv_timer_stop(&w->contact_timer);
+		return;
+	}
+	if (smt_state_is_final(d->state) || d->closing || w->leader_lost || !w->launched ||
+	    w->job_over)
+		return;
+	if (timed_out)
+		left -= smt_tcpchannel_silence(d->opts->peer_timeout);
+	uv_timer_start(&w->contact_timer, on_leader_lost, left > 0 ? (uint64_t)(left * 1000) : 0,
+		       0);
 }
 
 static void on_wait_timeout(uv_timer_t *t)
@@ -803,6 +835,7 @@ const struct smt_role_ops smt_worker_role = {
 	.attempt = on_attempt,
 	.restart = worker_restart,
 	.contact = worker_contact,
+	.kept = worker_kept,
 	.job = &worker_job_ops,
 	.lines = worker_lines,
 	.host_ready = worker_host_ready,

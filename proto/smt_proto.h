@@ -76,6 +76,11 @@
  * reads and parses per answer does not grow with the job's hosts. */
 #define SMT_Q_BRIEF   "brief"
 #define SMT_Q_MAX     "max"
+/* ...&keep=1 on either long poll (the leader on a worker's TCP channel
+ * only): held until there is something to answer, however long; the
+ * connection's TCP keepalive tells each end whether the other lives
+ * (daemon/tcpchannel.h). */
+#define SMT_Q_KEEP    "keep"
 #define SMT_LOGS_TAIL_DEFAULT 100
 #define SMT_LOGS_TAIL_MAX     100000
 /* POST /v1/stacks {"timeout_ms": N}: how long each host has to read its

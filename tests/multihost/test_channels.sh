@@ -12,6 +12,9 @@
 #      leader (`smtctl kill -s CONT`, which opens a connection of its own)
 #      gets through, and the job goes on to its success, every rank's line
 #      on the leader;
+#   a2. the job idle on --peer-timeout 6 (a 2 s watch period): in 6 s no
+#      request reaches a worker over TCP (the leader's long polls are held
+#      until something changes; TCP keepalive watches the connections);
 #   b. --channels ssh on every host: the leader keeps an ssh per channel,
 #      no worker listens on TCP, the job succeeds;
 #   c. a worker whose network_interface_name is lo offers an address the
@@ -112,6 +115,35 @@ assert_not_contains "$(smtd_console 1)" "a message to algo-2 failed" "tcp: the s
 ends_well tcp
 kill $strangers 2>/dev/null || true
 wait $strangers 2>/dev/null || true
+mh_teardown
+
+# ---- a2. idle: the long polls held with no time ----
+# requests K: the requests host K's control API has answered (/metrics).
+requests() {
+	mh_exec "$1" curl -sS --unix-socket "${SMTD_SOCKET:-/run/smtd/smtd.sock}" \
+		http://localhost/metrics |
+		awk '$1 == "smtd_api_requests_total" { print $2 }'
+}
+# With --peer-timeout 6 the watch period is 2 s: a worker answered the
+# leader's watch 3 times in 6 s, and as many heartbeats as that would wake
+# the leader at 1000 workers (bench B12w).  Over TCP nothing is asked or
+# answered while nothing changes: the 6 s add only the first reading of
+# /metrics (counted once it is answered).  The keepalive that replaces the
+# heartbeats is tested where hosts and links are lost (test_faults_hosts).
+HOLD=14 job idle --peer-timeout 6
+sleep 2
+before2=$(requests 2) before3=$(requests 3)
+sleep 6
+after2=$(requests 2) after3=$(requests 3)
+for k in 2 3; do
+	b=before$k a=after$k
+	before=${!b} after=${!a}
+	[[ "$before $after" =~ ^[0-9]+\ [0-9]+$ ]] ||
+		fail "idle: algo-$k's smtd_api_requests_total: '$before', '$after'"
+	echo "idle: algo-$k answered $((after - before)) requests in 6 s"
+	assert_eq "$((after - before))" 1 "idle: the requests algo-$k answered in 6 s, /metrics's own"
+done
+ends_well idle
 mh_teardown
 
 # ---- b. ssh ----

@@ -94,10 +94,20 @@ static int f_result(void *ctx, json_t *body, int pid, json_t **reply)
 	return 200;
 }
 
+/* No output yet: a fetch is held. */
+static int f_lines(void *ctx, uint64_t from, size_t max, int final, const char **body,
+		   size_t *len)
+{
+	(void)ctx, (void)from, (void)max;
+	*body = "";
+	*len = 0;
+	return final ? 0 : -EAGAIN;
+}
+
 static const struct smt_api_ops ops = {
 	.status = f_status, .healthy = f_healthy, .ready = f_ready, .kill = f_kill,
 	.logs = f_logs, .metrics = f_metrics, .result = f_result,
-	.generation = f_generation, .leader_contact = f_leader_contact,
+	.generation = f_generation, .leader_contact = f_leader_contact, .lines = f_lines,
 };
 
 struct t {
@@ -752,6 +762,77 @@ static void test_channel_token(void **state)
 	(void)state;
 }
 
+/* keep=1 (a poll held with no time): only the leader, only on a TCP
+ * channel; anywhere else, or another value, is a 400 that says why, and
+ * nothing is held. */
+static void test_keep_poll(void **state)
+{
+	static const char token[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+#define TOKEN_LINE "X-Smtd-Token: " \
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\r\n"
+	static const struct {
+		int channel;
+		const char *req, *why;
+	} cases[] = {
+		{ 0, "GET /v1/status?wait=7&keep=1 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n",
+		  "keep=1 is for the leader on a worker's TCP channel" },
+		{ 0, "GET /v1/lines?from=0&wait=10&keep=1 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n",
+		  "keep=1 is for the leader on a worker's TCP channel" },
+		{ 1, "GET /v1/status?wait=7&keep=1 HTTP/1.1\r\n" TOKEN_LINE "\r\n",
+		  "keep=1 is for the leader on a worker's TCP channel" },
+		{ 1, "GET /v1/status?wait=7&keep=2 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n" TOKEN_LINE
+		     "\r\n", "keep must be 0 or 1" },
+		{ 1, "GET /v1/status?wait=7&keep=yes HTTP/1.1\r\nX-Smtd-Leader: 1\r\n" TOKEN_LINE
+		     "\r\n", "keep must be 0 or 1" },
+	};
+	struct smt_httpconn_peer chan = { .uid = 0, .daemon_uid = 1234, .token = token };
+	struct t *t;
+	void *s;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (cases[i].channel) {
+			t = calloc(1, sizeof *t);
+			assert_non_null(t);
+			t->f.healthy = t->f.ready = t->f.has_job = 1;
+			assert_int_equal(smt_httpconn_new(&ops, &t->f, &chan, &t->stats, &t->c), 0);
+		} else {
+			t = setup_peer(0, 0);
+		}
+		feeds(t, cases[i].req);
+		assert_int_equal(smt_httpconn_held(t->c), 0);
+		assert_status(t, 400);
+		assert_has(t->out, cases[i].why);
+		s = t;
+		teardown(&s);
+	}
+	/* The leader on the channel: held, with no time. */
+	t = calloc(1, sizeof *t);
+	assert_non_null(t);
+	t->f.healthy = t->f.ready = t->f.has_job = 1;
+	assert_int_equal(smt_httpconn_new(&ops, &t->f, &chan, &t->stats, &t->c), 0);
+	feeds(t, "GET /v1/status?wait=7&timeout=10&keep=1 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n"
+		 TOKEN_LINE "\r\n");
+	assert_int_equal(smt_httpconn_held(t->c), SMT_HOLD_KEPT);
+	assert_int_equal(smt_httpconn_release(t->c), 1);
+	feeds(t, "");
+	assert_status(t, 200);
+	s = t;
+	teardown(&s);
+	/* ... and so is its fetch of the lines. */
+	t = calloc(1, sizeof *t);
+	assert_non_null(t);
+	assert_int_equal(smt_httpconn_new(&ops, &t->f, &chan, &t->stats, &t->c), 0);
+	feeds(t, "GET /v1/lines?from=0&wait=10&keep=1 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n"
+		 TOKEN_LINE "\r\n");
+	assert_int_equal(smt_httpconn_held(t->c), SMT_HOLD_KEPT);
+	assert_true(smt_httpconn_held_lines(t->c));
+	s = t;
+	teardown(&s);
+#undef TOKEN_LINE
+	(void)state;
+}
+
 /* Pipelined requests are answered one at a time, each
  * only when the caller asks for the next. */
 static void test_pipelined_one_at_a_time(void **state)
@@ -1030,6 +1111,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_header_bytes_all_counted, setup, teardown),
 		cmocka_unit_test(test_leader_header_trusted_only),
 		cmocka_unit_test(test_channel_token),
+		cmocka_unit_test(test_keep_poll),
 		cmocka_unit_test_setup_teardown(test_pipelined_one_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test(test_render_in_steps),
