@@ -396,15 +396,19 @@ static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
 }
 
 /* Before curl closes a TCP channel's socket: how long the kernel heard
- * nothing on it (kept_ended). */
+ * nothing on it (kept_ended).  Only a silence a keepalive could have
+ * timed counts: a socket that never connected has heard nothing since
+ * boot, which says nothing of the worker. */
 static int on_closesocket(void *clientp, curl_socket_t fd)
 {
 	struct peer *p = clientp;
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
+	double most = (smt_tcpchannel_silence(p->ps->cfg.peer_timeout) + 1) * 1000;
 
 	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
-	    len >= offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv)) {
+	    len >= offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv) &&
+	    ti.tcpi_last_ack_recv <= most) {
 		p->quiet_at = uv_now(p->ps->loop);
 		p->quiet_ms = ti.tcpi_last_ack_recv;
 	}
