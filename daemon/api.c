@@ -27,7 +27,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +243,30 @@ static void on_conn_handle_closed(uv_handle_t *h)
 }
 
 /*
+ * How long the other end of C's connection has been silent, in ms, as far
+ * as a keepalive could have timed it: all of the keepalive's silence when
+ * it found nobody; else the kernel's time since its last ACK (an answer
+ * just sent on a link that went down is not the leader heard).  0 when
+ * unknown.
+ */
+static uint64_t conn_quiet_ms(struct conn *c)
+{
+	double most = smt_tcpchannel_silence(c->api->channel_pt) * 1000;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	uv_os_fd_t fd;
+
+	if (c->timed_out)
+		return (uint64_t)most;
+	if (uv_fileno(&c->h.handle, &fd) < 0 ||
+	    getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv) ||
+	    ti.tcpi_last_ack_recv > most + 1000)
+		return 0;
+	return ti.tcpi_last_ack_recv;
+}
+
+/*
  * Count the connections holding a poll with no time (SMT_HOLD_KEPT: the
  * leader's, on the TCP channel), whose keepalive then says whether the
  * leader lives (tcpchannel.h): the daemon hears when the first starts and
@@ -266,7 +293,7 @@ static void conn_count_kept(struct conn *c)
 	}
 	if (now ? api->kept++ == 0 : --api->kept == 0)
 		if (api->ops->leader_kept)
-			api->ops->leader_kept(api->ctx, now, c->timed_out);
+			api->ops->leader_kept(api->ctx, now, now ? 0 : conn_quiet_ms(c));
 }
 
 static void conn_close(struct conn *c)

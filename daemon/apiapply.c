@@ -112,12 +112,12 @@ static void leader_contact(void *ctx)
 		d->role->contact(d);
 }
 
-static void leader_kept(void *ctx, int kept, int timed_out)
+static void leader_kept(void *ctx, int kept, uint64_t quiet_ms)
 {
 	struct smt_daemon *d = ctx;
 
 	if (d->role->kept)
-		d->role->kept(d, kept, timed_out);
+		d->role->kept(d, kept, quiet_ms);
 }
 
 const struct smt_api_ops smt_daemon_api_ops = {

@@ -82,9 +82,10 @@ struct smt_api_ops {
 	/* The leader's first poll held with no time (keep=1) began (KEPT 1),
 	 * or the last one ended (KEPT 0): while one is held, its connection's
 	 * keepalive, not the requests' rhythm, says whether the leader lives.
-	 * TIMED_OUT: it ended because the keepalive found nobody
-	 * (smt_tcpchannel_silence seconds of silence). */
-	void (*leader_kept)(void *ctx, int kept, int timed_out);
+	 * QUIET_MS: when it ended, how long the kernel had heard nothing from
+	 * the leader on it (all of smt_tcpchannel_silence when the keepalive
+	 * found nobody). */
+	void (*leader_kept)(void *ctx, int kept, uint64_t quiet_ms);
 };
 
 #endif

@@ -60,7 +60,7 @@ struct smt_role_ops {
 	void (*contact)(struct smt_daemon *d);
 	/* The leader holds a poll with no time on the TCP channel, or the
 	 * last such ended (apiops.h's leader_kept). */
-	void (*kept)(struct smt_daemon *d, int kept, int timed_out);
+	void (*kept)(struct smt_daemon *d, int kept, uint64_t quiet_ms);
 	/* The job's events on this host (hostjob.h: changed, the command or
 	 * orted ended, a rank ended, it is over, a launcher registers), handed
 	 * to the hostjob as they are, with the daemon as CTX; every role's

@@ -286,15 +286,16 @@ static void worker_contact(struct smt_daemon *d)
 /*
  * The leader holds a long poll with no time on the TCP channel (KEPT), or
  * the last one ended.  Meanwhile the kernel's keepalive watches the
- * connection and no timer of ours runs; after it, silence is timed again,
- * from the moment the keepalive last heard the leader when it found
- * nobody (TIMED_OUT), so that the leader is lost after --peer-timeout of
- * silence either way.
+ * connection and no timer of ours runs; after it, silence is timed again
+ * from when the kernel last heard the leader (QUIET_MS ago: all of the
+ * keepalive's time when it found nobody; an answer sent into a link that
+ * is down is not the leader heard), so that the leader is lost after
+ * --peer-timeout of silence either way.
  */
-static void worker_kept(struct smt_daemon *d, int kept, int timed_out)
+static void worker_kept(struct smt_daemon *d, int kept, uint64_t quiet_ms)
 {
 	struct worker *w = W(d);
-	double left = d->opts->peer_timeout;
+	double left = d->opts->peer_timeout - (double)quiet_ms / 1000;
 
 	if (!w)
 		return;
@@ -306,8 +307,6 @@ static void worker_kept(struct smt_daemon *d, int kept, int timed_out)
 	if (smt_state_is_final(d->state) || d->closing || w->leader_lost || !w->launched ||
 	    w->job_over)
 		return;
-	if (timed_out)
-		left -= smt_tcpchannel_silence(d->opts->peer_timeout);
 	uv_timer_start(&w->contact_timer, on_leader_lost, left > 0 ? (uint64_t)(left * 1000) : 0,
 		       0);
 }
