@@ -27,10 +27,7 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,19 +248,15 @@ static void on_conn_handle_closed(uv_handle_t *h)
  */
 static uint64_t conn_quiet_ms(struct conn *c)
 {
-	double most = smt_tcpchannel_silence(c->api->channel_pt) * 1000;
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
 	uv_os_fd_t fd;
+	long long ms;
 
 	if (c->timed_out)
-		return (uint64_t)most;
-	if (uv_fileno(&c->h.handle, &fd) < 0 ||
-	    getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-	    len < offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv) ||
-	    ti.tcpi_last_ack_recv > most + 1000)
+		return (uint64_t)(smt_tcpchannel_silence(c->api->channel_pt) * 1000);
+	if (uv_fileno(&c->h.handle, &fd) < 0)
 		return 0;
-	return ti.tcpi_last_ack_recv;
+	ms = smt_tcpchannel_quiet_ms(fd, c->api->channel_pt);
+	return ms > 0 ? (uint64_t)ms : 0;
 }
 
 /*

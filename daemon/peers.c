@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
-#include <netinet/tcp.h>
 
 #include "curluv.h"
 #include "dynbuf.h"
@@ -396,21 +395,15 @@ static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
 }
 
 /* Before curl closes a TCP channel's socket: how long the kernel heard
- * nothing on it (kept_ended).  Only a silence a keepalive could have
- * timed counts: a socket that never connected has heard nothing since
- * boot, which says nothing of the worker. */
+ * nothing on it (kept_ended; smt_tcpchannel_quiet_ms). */
 static int on_closesocket(void *clientp, curl_socket_t fd)
 {
 	struct peer *p = clientp;
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-	double most = (smt_tcpchannel_silence(p->ps->cfg.peer_timeout) + 1) * 1000;
+	long long ms = smt_tcpchannel_quiet_ms(fd, p->ps->cfg.peer_timeout);
 
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
-	    len >= offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv) &&
-	    ti.tcpi_last_ack_recv <= most) {
+	if (ms >= 0) {
 		p->quiet_at = uv_now(p->ps->loop);
-		p->quiet_ms = ti.tcpi_last_ack_recv;
+		p->quiet_ms = (uint64_t)ms;
 	}
 	return close(fd);
 }

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -144,4 +145,16 @@ int smt_tcpchannel_keepalive(int fd, double pt)
 	    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms)) < 0)
 		return -errno;
 	return 0;
+}
+
+long long smt_tcpchannel_quiet_ms(int fd, double pt)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_last_ack_recv) + sizeof(ti.tcpi_last_ack_recv) ||
+	    ti.tcpi_last_ack_recv > (smt_tcpchannel_silence(pt) + 1) * 1000)
+		return -1;
+	return ti.tcpi_last_ack_recv;
 }

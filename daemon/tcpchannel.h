@@ -56,4 +56,11 @@ int smt_tcpchannel_keepalive(int fd, double pt);
  * ago. */
 double smt_tcpchannel_silence(double pt);
 
+/* How long the other end of the TCP socket FD has been silent, in ms: the
+ * kernel's time since its last ACK (TCP_INFO), or -1 when unknown or
+ * longer than a keepalive timed from PT could have let it be (a socket
+ * that never connected has heard nothing since boot, which says nothing
+ * of the peer).  Read before the socket is closed. */
+long long smt_tcpchannel_quiet_ms(int fd, double pt);
+
 #endif
