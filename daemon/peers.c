@@ -91,6 +91,18 @@ struct peer {
 	 * retry's could be to a host that is gone, and nothing would time
 	 * it). */
 	int watch_heard, lines_heard;
+	/*
+	 * Over TCP the fetch of the lines, held with no time, also carries the
+	 * status's generation (SMT_Q_GEN) and is answered when it moves: then
+	 * the watch rests (WATCH_PARKED) and the worker holds one request of
+	 * the leader's, not two, for the whole job.  The watch is sent again
+	 * when that fetch says the generation moved, when the fetches stop
+	 * (their end, a failure), or when the leader itself keeps its batch
+	 * longer than --peer-timeout (on_lost_timer).
+	 */
+	int lines_gen_out;   /* such a fetch is out */
+	int watch_parked;
+	json_int_t lines_gen; /* the generation it carries: the latest heard */
 	/* When its last TCP connection closed, how long the kernel had heard
 	 * nothing on it (TCP_INFO: a keepalive's failure says when). */
 	uint64_t quiet_at, quiet_ms;
@@ -98,6 +110,7 @@ struct peer {
 	/* The worker's output: fetched up to LINES_FROM. */
 	uint64_t lines_from;
 	int lines_busy;      /* a fetch or its batch is on its way */
+	size_t lines_last;   /* what the last fetch brought, bytes */
 	int lines_eof;       /* its end of output arrived */
 	int lines_acked;     /* ... and was acknowledged */
 	unsigned lines_attempt;
@@ -144,6 +157,8 @@ struct smt_peers {
 static void send_probe(struct peer *p);
 static void send_watch(struct peer *p);
 static void send_watch_fresh(struct peer *p, int fresh);
+static void unpark_watch(struct peer *p);
+static void park_watch(struct peer *p);
 
 /* ---- the ssh channel under curl ----
  *
@@ -377,18 +392,21 @@ static void on_done(void *arg, CURL *easy, CURLcode result);
  * at curl's default of 16 KiB, three per worker were 48 MiB of a
  * 1000-worker leader (bench B12m).  A status answer is a few hundred
  * bytes; the lines come in batches of LINES_MAX_MIN at least, read here in
- * a few steps when the workers are many.
+ * a few steps when the workers are many.  A fetch after one that brought
+ * little (a worker whose ranks are quiet, the usual state of a held fetch)
+ * reads in small steps too: a burst's first batch costs a few more reads.
  */
 #define RECV_SMALL 1024L
 #define RECV_LINES_BUDGET (4L * 1024 * 1024)
 #define RECV_LINES_MIN (4L * 1024)
 #define RECV_LINES_MAX (16L * 1024)
 
-static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
+static long recv_buffer(const struct peer *p, enum req_kind kind)
 {
+	const struct smt_peers *ps = p->ps;
 	long b;
 
-	if (kind != REQ_LINES)
+	if (kind != REQ_LINES || p->lines_last < (size_t)RECV_SMALL)
 		return RECV_SMALL;
 	b = ps->n ? RECV_LINES_BUDGET / (long)ps->n : RECV_LINES_MAX;
 	return b < RECV_LINES_MIN ? RECV_LINES_MIN : b > RECV_LINES_MAX ? RECV_LINES_MAX : b;
@@ -455,10 +473,12 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		 * to the one before. */
 		curl_easy_setopt(r->easy, CURLOPT_TCP_NODELAY, 1L);
 		/* A TCP connection costs the leader a few KiB while it stays
-		 * open, and opening one takes no handshake: only the long
-		 * polls keep theirs; a one-shot request (the launch, the end,
-		 * the result) opens its own when it is sent. */
-		if (kind != REQ_WATCH && kind != REQ_LINES)
+		 * open, and opening one takes no handshake: only the fetch of
+		 * the lines keeps its own; a one-shot request (the launch, the
+		 * end, the result) opens one when it is sent, and so does the
+		 * watch, which mostly rests (watch_parked) and would leave an
+		 * idle connection behind in curl's cache. */
+		if (kind != REQ_LINES)
 			curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
 		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
 		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTDATA, ps);
@@ -473,7 +493,7 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	 * good: curl's default gives up on it after 118 s. */
 	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, 30L * 86400);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(ps, kind));
+	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(p, kind));
 	/* ssh itself takes time to connect; curl's own connect is local. */
 	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
 			 timeout_ms ? timeout_ms :
@@ -715,14 +735,16 @@ static void probe_answer(struct peer *p, json_t *st)
 	if (prelaunch_running(p, st)) {
 		p->attempt = 0;
 		if (json_is_integer(json_object_get(st, SMT_F_GENERATION)))
-			p->generation = json_integer_value(json_object_get(st, SMT_F_GENERATION));
+			p->generation = p->lines_gen =
+			json_integer_value(json_object_get(st, SMT_F_GENERATION));
 		send_probe_wait(p);
 		return;
 	}
 	p->ready = 1;
 	p->attempt = 0;
 	if (json_is_integer(json_object_get(st, SMT_F_GENERATION)))
-		p->generation = json_integer_value(json_object_get(st, SMT_F_GENERATION));
+		p->generation = p->lines_gen =
+			json_integer_value(json_object_get(st, SMT_F_GENERATION));
 	ps->nready++;
 	smt_info("worker %s is ready (%zu/%zu)", p->host, ps->nready, ps->n);
 	ps->ops->news(ps->ctx, p->index, st);
@@ -744,6 +766,12 @@ static void on_lost_timer(uv_timer_t *t)
 
 	if (p->lost || p->ps->closing)
 		return;
+	if (p->watch_parked) {
+		/* Not the worker's silence: the leader asked nothing (its
+		 * batch of lines still in the merge). */
+		unpark_watch(p);
+		return;
+	}
 	p->lost = 1;
 	snprintf(why, sizeof(why), "nothing was heard from it for %.1f s (--peer-timeout)",
 		 p->ps->cfg.peer_timeout);
@@ -817,6 +845,54 @@ static void send_watch_fresh(struct peer *p, int fresh)
 	if (req_send(p, REQ_WATCH, path, NULL,
 		     kept ? 0 : (long)(p->ps->cfg.watch_timeout * 2000 + 1000), fresh) < 0)
 		channel_failed(p, "out of memory");
+}
+
+/* The watch again, where a fetch of the lines no longer carries the news. */
+static void unpark_watch(struct peer *p)
+{
+	if (!p->watch_parked)
+		return;
+	p->watch_parked = 0;
+	if (!p->lost && !p->ps->sending_result && !p->ps->closing)
+		send_watch(p);
+}
+
+/*
+ * The fetch of the lines carries the news now: a watch held with no time
+ * and nothing to say is given up, and its connection closed.  One that may
+ * be bringing news (a fetch said the generation moved: the watch was sent
+ * for it) is not, nor one held with a time limit: they rest at their
+ * answer (on_done).
+ */
+static void park_watch(struct peer *p)
+{
+	if (p->lines_gen != p->generation)
+		return;
+	for (size_t i = 0; i < INFLIGHT; i++) {
+		struct req *r = p->inflight[i];
+
+		if (r && r->kind == REQ_WATCH && r->kept) {
+			smt_curluv_cancel(p->ps->cu, r->easy);
+			p->kept--;  /* the fetch's is still out: no silence to time */
+			req_free(r);
+			p->watch_parked = 1;
+			return;
+		}
+	}
+}
+
+/* The generation a worker's answer to GET /v1/lines says it is at, -1. */
+static json_int_t answer_generation(CURL *easy)
+{
+	struct curl_header *h = NULL;
+	char *end;
+	long long v;
+
+	if (curl_easy_header(easy, SMT_HEADER_GENERATION, 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+		return -1;
+	errno = 0;
+	v = strtoll(h->value, &end, 10);
+	return errno || end == h->value || v < 0 ? -1 : (json_int_t)v;
 }
 
 /* ---- results ---- */
@@ -950,6 +1026,8 @@ static void lines_retry_later(struct peer *p)
 {
 	uint64_t ms = BACKOFF_MIN_MS;
 
+	unpark_watch(p);
+
 	for (unsigned i = 0; i < p->lines_attempt && ms < BACKOFF_MAX_MS; i++)
 		ms *= 2;
 	p->lines_attempt++;
@@ -984,15 +1062,26 @@ static void send_lines_fresh(struct peer *p, int fresh)
 	/* After the end of output, one more fetch from past it says it
 	 * arrived; the worker then needs to keep nothing. */
 	int kept = p->tcp_use && !p->lines_eof && p->lines_heard;
+	/* With its time limit too: the launch moves the generation, which
+	 * answers the first fetch, and the next one is held with no time. */
+	int gen = p->tcp_use && !p->lines_eof && p->lines_gen >= 0;
+	char genq[48] = "";
 
-	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s", SMT_PATH_LINES,
+	if (gen)
+		snprintf(genq, sizeof(genq), "&%s=%" JSON_INTEGER_FORMAT, SMT_Q_GEN, p->lines_gen);
+	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s%s", SMT_PATH_LINES,
 		 SMT_Q_FROM, p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps),
-		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "");
+		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "", genq);
 	if (req_send(p, REQ_LINES, path, NULL, kept ? 0 : wait_ms * 2 + 5000, fresh) < 0) {
 		lines_retry_later(p);
 		return;
 	}
 	p->lines_busy = 1;
+	p->lines_gen_out = kept && gen;
+	if (p->lines_gen_out)
+		park_watch(p);
+	else
+		unpark_watch(p);
 }
 
 /* A batch of output was taken by the merger (or refused as corrupt). */
@@ -1030,11 +1119,13 @@ static void lines_answer(struct peer *p, struct req *r)
 		free(body);
 		p->lines_busy = 0;
 		p->lines_acked = 1;
+		unpark_watch(p);
 		if (ps->ops->acked)
 			ps->ops->acked(ps->ctx, p->index);
 		return;
 	}
 	p->lines_from += len;
+	p->lines_last = len;
 	p->lines_attempt = 0;
 	if (len == 0) {
 		free(body);
@@ -1085,6 +1176,18 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	enum req_kind kind = r->kind;
 	if (kind == REQ_LINES && !ps->closing && !p->lost) {
 		p->lines_heard = !why[0];
+		p->lines_gen_out = 0;
+		json_int_t g = why[0] ? -1 : answer_generation(easy);
+		/* A generation the watch has not brought: the watch brings it
+		 * (answered at once); this fetch's successor waits past it. */
+		if (g >= 0)
+			p->lines_gen = g;
+		/* A failed fetch says the connection may be gone: the watch
+		 * sent for it is timed, not held with no time. */
+		if (why[0])
+			p->watch_heard = 0;
+		if (g < 0 || g != p->generation)
+			unpark_watch(p);
 		if (why[0]) {
 			p->lines_busy = 0;
 			channel_failed(p, why);
@@ -1132,11 +1235,15 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 		channel_ok(p);
 		json_t *gen = json_object_get(st, SMT_F_GENERATION);
 		if (json_is_integer(gen) && json_integer_value(gen) != p->generation) {
-			p->generation = json_integer_value(gen);
+			p->generation = p->lines_gen = json_integer_value(gen);
 			ps->ops->news(ps->ctx, p->index, st);
 		}
-		if (!p->lost && !ps->sending_result && !ps->closing)
-			send_watch(p);
+		if (!p->lost && !ps->sending_result && !ps->closing) {
+			if (p->lines_gen_out)
+				p->watch_parked = 1;
+			else
+				send_watch(p);
+		}
 		break;
 	case REQ_RESULT:
 		/* A worker not reached yet (its sshd still starting: the job
@@ -1254,7 +1361,7 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		p->ps = ps;
 		p->index = i;
 		p->host = strdup(cfg->hosts[i]);
-		p->generation = -1;
+		p->generation = p->lines_gen = -1;
 		/* A distinct host name per worker keeps curl from lending one
 		 * worker's channel to another; it is never resolved. */
 		snprintf(p->url, sizeof(p->url), "http://worker-%zu", i + 1);
