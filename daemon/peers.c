@@ -13,10 +13,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -55,12 +57,34 @@ enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT, REQ_LINES, REQ_END
 #define LINES_MAX_MIN (16 * 1024)
 #define LINES_MAX_MAX (256 * 1024)
 
+/*
+ * One-shot requests over TCP in flight at once (cfg.oneshots,
+ * --channel-requests), the others wait their turn in order (struct
+ * queued).  1000 workers told the launch (or the end, the result) at once
+ * held 1000 transfers of curl's, about 12 KiB each, beside the long polls
+ * sent at the same moment: the heap stayed that large, its holes too small
+ * to give back (B12d).  Each takes a round trip on the job's network, so
+ * 64 at a time tell 1000 workers in 16 of them.  Over ssh a one-shot
+ * request rides a channel that is already open and is not held back.
+ */
+
 struct peer;
+
+struct queued {
+	TAILQ_ENTRY(queued) link;
+	struct peer *p;
+	enum req_kind kind;
+	long timeout_ms;
+	int fresh;
+	char *post;
+	char path[];
+};
 
 struct req {
 	struct peer *p;
 	enum req_kind kind;
 	int kept;            /* held with no time (SMT_Q_KEEP): counted in p->kept */
+	int oneshot;         /* counted in ps->oneshots */
 	CURL *easy;
 	struct curl_slist *headers;
 	char *post;
@@ -152,6 +176,9 @@ struct smt_peers {
 	int listen_fd;
 	uv_poll_t listener;
 	unsigned nconnections;
+	unsigned oneshots;      /* in flight, at most cfg.oneshots */
+	int burst;              /* ... were reached: a burst to clear up after */
+	TAILQ_HEAD(, queued) queue;
 };
 
 static void send_probe(struct peer *p);
@@ -377,6 +404,8 @@ static void req_free(struct req *r)
 	for (size_t i = 0; i < INFLIGHT; i++)
 		if (r->p->inflight[i] == r)
 			r->p->inflight[i] = NULL;
+	if (r->oneshot)
+		r->p->ps->oneshots--;
 	curl_easy_cleanup(r->easy);
 	curl_slist_free_all(r->headers);
 	free(r->post);
@@ -443,13 +472,63 @@ static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
  * (SMT_Q_KEEP, over TCP only), whose connection's keepalive says whether
  * the worker lives: the peer's lost_timer stops while one is out.
  */
+static int is_oneshot(const struct peer *p, enum req_kind kind)
+{
+	return p->tcp_use && kind != REQ_PROBE && kind != REQ_WATCH && kind != REQ_LINES;
+}
+
+/* A one-shot request behind cfg.oneshots others: sent by oneshot_next. */
+static int req_queue(struct peer *p, enum req_kind kind, const char *path, const char *post,
+		    long timeout_ms, int fresh)
+{
+	size_t len = strlen(path) + 1;
+	struct queued *q = malloc(sizeof(*q) + len);
+
+	if (q == NULL)
+		return -ENOMEM;
+	q->post = NULL;
+	if (post && (q->post = strdup(post)) == NULL) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->p = p;
+	q->kind = kind;
+	q->timeout_ms = timeout_ms;
+	q->fresh = fresh;
+	memcpy(q->path, path, len);
+	TAILQ_INSERT_TAIL(&p->ps->queue, q, link);
+	return 0;
+}
+
+static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
+		    long timeout_ms, int fresh);
+
+/* The next one-shot requests waiting, while there is room. */
+static void oneshot_next(struct smt_peers *ps)
+{
+	struct queued *q;
+
+	while (!ps->closing && ps->oneshots < ps->cfg.oneshots && (q = TAILQ_FIRST(&ps->queue))) {
+		TAILQ_REMOVE(&ps->queue, q, link);
+		if (req_send(q->p, q->kind, q->path, q->post, q->timeout_ms, q->fresh) < 0)
+			smt_warn("cannot send a request to %s: out of memory", q->p->host);
+		free(q->post);
+		free(q);
+	}
+}
+
 static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
 		    long timeout_ms, int fresh)
 {
 	struct smt_peers *ps = p->ps;
-	struct req *r = calloc(1, sizeof(*r));
+	struct req *r;
 	char url[512];
 
+	if (is_oneshot(p, kind) && ps->oneshots >= ps->cfg.oneshots) {
+		ps->burst = 1;
+		return req_queue(p, kind, path, post, timeout_ms, fresh);
+	}
+	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
 	smt_dynbuf_init(&r->body, MAX_BODY);
@@ -517,6 +596,10 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	}
 	if (smt_curluv_add(ps->cu, r->easy, on_done, r) < 0)
 		goto fail;
+	if (is_oneshot(p, kind)) {
+		r->oneshot = 1;
+		ps->oneshots++;
+	}
 	if (timeout_ms == 0) {
 		r->kept = 1;
 		p->kept++;
@@ -1142,9 +1225,30 @@ static void lines_answer(struct peer *p, struct req *r)
 	}
 }
 
+static void on_done_req(struct req *r, CURL *easy, CURLcode result);
+
+/* A transfer ended: its answer taken, then a one-shot request waiting
+ * takes its place (cfg.oneshots). */
 static void on_done(void *arg, CURL *easy, CURLcode result)
 {
 	struct req *r = arg;
+	struct smt_peers *ps = r->p->ps;
+
+	on_done_req(r, easy, result);
+	oneshot_next(ps);
+#ifdef __GLIBC__
+	/* A burst's transfers are gone: the whole pages they leave among the
+	 * long polls' go back to the system (the heap cannot shrink past the
+	 * polls) (B12d). */
+	if (ps->burst && ps->oneshots == 0 && TAILQ_EMPTY(&ps->queue)) {
+		ps->burst = 0;
+		malloc_trim(0);
+	}
+#endif
+}
+
+static void on_done_req(struct req *r, CURL *easy, CURLcode result)
+{
 	struct peer *p = r->p;
 	struct smt_peers *ps = p->ps;
 	long code = 0;
@@ -1316,6 +1420,8 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		return -ENOMEM;
 	ps->loop = loop;
 	ps->cfg = *cfg;
+	if (ps->cfg.oneshots == 0)
+		ps->cfg.oneshots = SMT_PEERS_ONESHOTS_DEFAULT;
 	if (ps->cfg.watch_timeout <= 0) {
 		ps->cfg.watch_timeout = ps->cfg.peer_timeout / 3;
 		if (ps->cfg.watch_timeout > 5)
@@ -1333,6 +1439,7 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
 	ps->listen_fd = -1;
 	ps->dirfd = -1;
+	TAILQ_INIT(&ps->queue);
 	/* The caller's arrays need not outlive this call. */
 	ps->job_hosts = calloc(cfg->njob_hosts ? cfg->njob_hosts : 1, sizeof(*ps->job_hosts));
 	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
@@ -1517,6 +1624,11 @@ void smt_peers_close(struct smt_peers *ps)
 	if (ps == NULL)
 		return;
 	ps->closing = 1;
+	for (struct queued *q; (q = TAILQ_FIRST(&ps->queue));) {
+		TAILQ_REMOVE(&ps->queue, q, link);
+		free(q->post);
+		free(q);
+	}
 	for (size_t i = 0; i < ps->n; i++) {
 		struct peer *p = &ps->peers[i];
 		for (size_t k = 0; k < INFLIGHT; k++) {

@@ -11,7 +11,8 @@
 #      the leader the quarter kept for it: a signal passed on by the
 #      leader (`smtctl kill -s CONT`, which opens a connection of its own)
 #      gets through, and the job goes on to its success, every rank's line
-#      on the leader;
+#      on the leader; the leader sends one one-shot request at a time
+#      (--channel-requests 1), the others wait their turn;
 #   a2. the job idle on --peer-timeout 6 (a 2 s watch period): in 6 s no
 #      request reaches a worker over TCP (the leader's long polls are held
 #      until something changes; TCP keepalive watches the connections), and
@@ -61,7 +62,9 @@ ends_well() {
 }
 
 # ---- a. TCP ----
-job tcp
+# One one-shot request out at a time (--channel-requests 1): the launch,
+# the signal, the end and the result to the two workers wait their turn.
+job tcp --channel-requests 1
 assert_eq "$(leader_ssh)" 0 "tcp: the leader's ssh processes while the job runs"
 mh_exec 2 "$SMTCTL" status --json >"$D/status2.json" || fail "tcp: smtctl status on algo-2"
 read -r addr port token < <(/usr/bin/python3 -c '
