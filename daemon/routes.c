@@ -351,7 +351,8 @@ int smt_routes_lines(struct smt_httpconn *c, int final)
 					   "no output to take here: %s", strerror(-rc));
 	else {
 		if (c->ops->generation)
-			snprintf(gen, sizeof(gen), SMT_HEADER_GENERATION ": %" JSON_INTEGER_FORMAT "\r\n",
+			snprintf(gen, sizeof(gen),
+				 SMT_HEADER_GENERATION ": %" JSON_INTEGER_FORMAT "\r\n",
 				 c->ops->generation(c->ctx));
 		smt_httpconn_respond(c, 200, SMT_CONTENT_TYPE_LINES, body, len, gen);
 	}
@@ -370,8 +371,8 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 		return;
 	}
 	if (from < 0 || max == -2 || wait == -2 || gen == -2) {
-		smt_httpconn_respond_error(c, 400, NULL,
-					   "from (and max, wait, gen) must be non-negative integers");
+		smt_httpconn_respond_error(
+			c, 400, NULL, "from (and max, wait, gen) must be non-negative integers");
 		return;
 	}
 	if (!keep_allowed(c, query))
