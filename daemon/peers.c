@@ -134,6 +134,7 @@ struct peer {
 	/* The worker's output: fetched up to LINES_FROM. */
 	uint64_t lines_from;
 	int lines_busy;      /* a fetch or its batch is on its way */
+	int batch_pending;   /* its batch waits in the merge (no fetch out) */
 	size_t lines_last;   /* what the last fetch brought, bytes */
 	int lines_eof;       /* its end of output arrived */
 	int lines_acked;     /* ... and was acknowledged */
@@ -1174,6 +1175,8 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 	struct smt_peers *ps = p->ps;
 
 	p->lines_busy = 0;
+	p->batch_pending = 0;
+	uv_timer_stop(&p->lines_retry);
 	if (ps->closing || p->lost)
 		return;
 	if (rc < 0) {
@@ -1189,6 +1192,19 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 			ps->ops->final(ps->ctx, p->index, final);
 	}
 	send_lines(p);
+}
+
+/* How long a batch may wait in the merge before the watch carries the
+ * worker's news again (watch_parked): the news of a rank's end or a stall
+ * must not wait for another rank's line. */
+#define BATCH_NEWS_MS 100
+
+static void on_batch_slow(uv_timer_t *t)
+{
+	struct peer *p = t->data;
+
+	if (p->batch_pending && !p->ps->closing && !p->lost)
+		unpark_watch(p);
 }
 
 static void lines_answer(struct peer *p, struct req *r)
@@ -1218,11 +1234,19 @@ static void lines_answer(struct peer *p, struct req *r)
 	}
 	/* The batch is the merger's now; the next fetch waits until it was
 	 * taken, which is the back-pressure from the leader's stdout. */
+	p->batch_pending = 1;
 	if (ps->ops->batch(ps->ctx, p->index, p->host, body, len, on_batch_done, p) < 0) {
+		p->batch_pending = 0;
 		p->lines_from -= len;
 		p->lines_busy = 0;
 		lines_retry_later(p);
+		return;
 	}
+	/* Meanwhile no fetch carries the worker's news: if the batch is not
+	 * taken soon (another rank's line holds the merge, the leader's
+	 * stdout is slow), the watch does. */
+	if (p->batch_pending)
+		uv_timer_start(&p->lines_retry, on_batch_slow, BATCH_NEWS_MS, 0);
 }
 
 static void on_done_req(struct req *r, CURL *easy, CURLcode result);
