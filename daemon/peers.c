@@ -13,12 +13,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
-#include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,34 +55,12 @@ enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT, REQ_LINES, REQ_END
 #define LINES_MAX_MIN (16 * 1024)
 #define LINES_MAX_MAX (256 * 1024)
 
-/*
- * One-shot requests over TCP in flight at once (cfg.oneshots,
- * --channel-requests), the others wait their turn in order (struct
- * queued).  1000 workers told the launch (or the end, the result) at once
- * held 1000 transfers of curl's, about 12 KiB each, beside the long polls
- * sent at the same moment: the heap stayed that large, its holes too small
- * to give back (B12d).  Each takes a round trip on the job's network, so
- * 64 at a time tell 1000 workers in 16 of them.  Over ssh a one-shot
- * request rides a channel that is already open and is not held back.
- */
-
 struct peer;
-
-struct queued {
-	TAILQ_ENTRY(queued) link;
-	struct peer *p;
-	enum req_kind kind;
-	long timeout_ms;
-	int fresh;
-	char *post;
-	char path[];
-};
 
 struct req {
 	struct peer *p;
 	enum req_kind kind;
 	int kept;            /* held with no time (SMT_Q_KEEP): counted in p->kept */
-	int oneshot;         /* counted in ps->oneshots */
 	CURL *easy;
 	struct curl_slist *headers;
 	char *post;
@@ -115,18 +91,6 @@ struct peer {
 	 * retry's could be to a host that is gone, and nothing would time
 	 * it). */
 	int watch_heard, lines_heard;
-	/*
-	 * Over TCP the fetch of the lines, held with no time, also carries the
-	 * status's generation (SMT_Q_GEN) and is answered when it moves: then
-	 * the watch rests (WATCH_PARKED) and the worker holds one request of
-	 * the leader's, not two, for the whole job.  The watch is sent again
-	 * when that fetch says the generation moved, when the fetches stop
-	 * (their end, a failure), or when the leader itself keeps its batch
-	 * longer than --peer-timeout (on_lost_timer).
-	 */
-	int lines_gen_out;   /* such a fetch is out */
-	int watch_parked;
-	json_int_t lines_gen; /* the generation it carries: the latest heard */
 	/* When its last TCP connection closed, how long the kernel had heard
 	 * nothing on it (TCP_INFO: a keepalive's failure says when). */
 	uint64_t quiet_at, quiet_ms;
@@ -134,8 +98,6 @@ struct peer {
 	/* The worker's output: fetched up to LINES_FROM. */
 	uint64_t lines_from;
 	int lines_busy;      /* a fetch or its batch is on its way */
-	int batch_pending;   /* its batch waits in the merge (no fetch out) */
-	size_t lines_last;   /* what the last fetch brought, bytes */
 	int lines_eof;       /* its end of output arrived */
 	int lines_acked;     /* ... and was acknowledged */
 	unsigned lines_attempt;
@@ -177,16 +139,11 @@ struct smt_peers {
 	int listen_fd;
 	uv_poll_t listener;
 	unsigned nconnections;
-	unsigned oneshots;      /* in flight, at most cfg.oneshots */
-	int burst;              /* ... were reached: a burst to clear up after */
-	TAILQ_HEAD(, queued) queue;
 };
 
 static void send_probe(struct peer *p);
 static void send_watch(struct peer *p);
 static void send_watch_fresh(struct peer *p, int fresh);
-static void unpark_watch(struct peer *p);
-static void park_watch(struct peer *p);
 
 /* ---- the ssh channel under curl ----
  *
@@ -405,8 +362,6 @@ static void req_free(struct req *r)
 	for (size_t i = 0; i < INFLIGHT; i++)
 		if (r->p->inflight[i] == r)
 			r->p->inflight[i] = NULL;
-	if (r->oneshot)
-		r->p->ps->oneshots--;
 	curl_easy_cleanup(r->easy);
 	curl_slist_free_all(r->headers);
 	free(r->post);
@@ -422,21 +377,18 @@ static void on_done(void *arg, CURL *easy, CURLcode result);
  * at curl's default of 16 KiB, three per worker were 48 MiB of a
  * 1000-worker leader (bench B12m).  A status answer is a few hundred
  * bytes; the lines come in batches of LINES_MAX_MIN at least, read here in
- * a few steps when the workers are many.  A fetch after one that brought
- * little (a worker whose ranks are quiet, the usual state of a held fetch)
- * reads in small steps too: a burst's first batch costs a few more reads.
+ * a few steps when the workers are many.
  */
 #define RECV_SMALL 1024L
 #define RECV_LINES_BUDGET (4L * 1024 * 1024)
 #define RECV_LINES_MIN (4L * 1024)
 #define RECV_LINES_MAX (16L * 1024)
 
-static long recv_buffer(const struct peer *p, enum req_kind kind)
+static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
 {
-	const struct smt_peers *ps = p->ps;
 	long b;
 
-	if (kind != REQ_LINES || p->lines_last < (size_t)RECV_SMALL)
+	if (kind != REQ_LINES)
 		return RECV_SMALL;
 	b = ps->n ? RECV_LINES_BUDGET / (long)ps->n : RECV_LINES_MAX;
 	return b < RECV_LINES_MIN ? RECV_LINES_MIN : b > RECV_LINES_MAX ? RECV_LINES_MAX : b;
@@ -473,63 +425,13 @@ static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
  * (SMT_Q_KEEP, over TCP only), whose connection's keepalive says whether
  * the worker lives: the peer's lost_timer stops while one is out.
  */
-static int is_oneshot(const struct peer *p, enum req_kind kind)
-{
-	return p->tcp_use && kind != REQ_PROBE && kind != REQ_WATCH && kind != REQ_LINES;
-}
-
-/* A one-shot request behind cfg.oneshots others: sent by oneshot_next. */
-static int req_queue(struct peer *p, enum req_kind kind, const char *path, const char *post,
-		    long timeout_ms, int fresh)
-{
-	size_t len = strlen(path) + 1;
-	struct queued *q = malloc(sizeof(*q) + len);
-
-	if (q == NULL)
-		return -ENOMEM;
-	q->post = NULL;
-	if (post && (q->post = strdup(post)) == NULL) {
-		free(q);
-		return -ENOMEM;
-	}
-	q->p = p;
-	q->kind = kind;
-	q->timeout_ms = timeout_ms;
-	q->fresh = fresh;
-	memcpy(q->path, path, len);
-	TAILQ_INSERT_TAIL(&p->ps->queue, q, link);
-	return 0;
-}
-
-static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
-		    long timeout_ms, int fresh);
-
-/* The next one-shot requests waiting, while there is room. */
-static void oneshot_next(struct smt_peers *ps)
-{
-	struct queued *q;
-
-	while (!ps->closing && ps->oneshots < ps->cfg.oneshots && (q = TAILQ_FIRST(&ps->queue))) {
-		TAILQ_REMOVE(&ps->queue, q, link);
-		if (req_send(q->p, q->kind, q->path, q->post, q->timeout_ms, q->fresh) < 0)
-			smt_warn("cannot send a request to %s: out of memory", q->p->host);
-		free(q->post);
-		free(q);
-	}
-}
-
 static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
 		    long timeout_ms, int fresh)
 {
 	struct smt_peers *ps = p->ps;
-	struct req *r;
+	struct req *r = calloc(1, sizeof(*r));
 	char url[512];
 
-	if (is_oneshot(p, kind) && ps->oneshots >= ps->cfg.oneshots) {
-		ps->burst = 1;
-		return req_queue(p, kind, path, post, timeout_ms, fresh);
-	}
-	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
 	smt_dynbuf_init(&r->body, MAX_BODY);
@@ -553,12 +455,10 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		 * to the one before. */
 		curl_easy_setopt(r->easy, CURLOPT_TCP_NODELAY, 1L);
 		/* A TCP connection costs the leader a few KiB while it stays
-		 * open, and opening one takes no handshake: only the fetch of
-		 * the lines keeps its own; a one-shot request (the launch, the
-		 * end, the result) opens one when it is sent, and so does the
-		 * watch, which mostly rests (watch_parked) and would leave an
-		 * idle connection behind in curl's cache. */
-		if (kind != REQ_LINES)
+		 * open, and opening one takes no handshake: only the long
+		 * polls keep theirs; a one-shot request (the launch, the end,
+		 * the result) opens its own when it is sent. */
+		if (kind != REQ_WATCH && kind != REQ_LINES)
 			curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
 		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
 		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTDATA, ps);
@@ -573,7 +473,7 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	 * good: curl's default gives up on it after 118 s. */
 	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, 30L * 86400);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(p, kind));
+	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(ps, kind));
 	/* ssh itself takes time to connect; curl's own connect is local. */
 	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
 			 timeout_ms ? timeout_ms :
@@ -597,10 +497,6 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	}
 	if (smt_curluv_add(ps->cu, r->easy, on_done, r) < 0)
 		goto fail;
-	if (is_oneshot(p, kind)) {
-		r->oneshot = 1;
-		ps->oneshots++;
-	}
 	if (timeout_ms == 0) {
 		r->kept = 1;
 		p->kept++;
@@ -819,16 +715,14 @@ static void probe_answer(struct peer *p, json_t *st)
 	if (prelaunch_running(p, st)) {
 		p->attempt = 0;
 		if (json_is_integer(json_object_get(st, SMT_F_GENERATION)))
-			p->generation = p->lines_gen =
-			json_integer_value(json_object_get(st, SMT_F_GENERATION));
+			p->generation = json_integer_value(json_object_get(st, SMT_F_GENERATION));
 		send_probe_wait(p);
 		return;
 	}
 	p->ready = 1;
 	p->attempt = 0;
 	if (json_is_integer(json_object_get(st, SMT_F_GENERATION)))
-		p->generation = p->lines_gen =
-			json_integer_value(json_object_get(st, SMT_F_GENERATION));
+		p->generation = json_integer_value(json_object_get(st, SMT_F_GENERATION));
 	ps->nready++;
 	smt_info("worker %s is ready (%zu/%zu)", p->host, ps->nready, ps->n);
 	ps->ops->news(ps->ctx, p->index, st);
@@ -850,12 +744,6 @@ static void on_lost_timer(uv_timer_t *t)
 
 	if (p->lost || p->ps->closing)
 		return;
-	if (p->watch_parked) {
-		/* Not the worker's silence: the leader asked nothing (its
-		 * batch of lines still in the merge). */
-		unpark_watch(p);
-		return;
-	}
 	p->lost = 1;
 	snprintf(why, sizeof(why), "nothing was heard from it for %.1f s (--peer-timeout)",
 		 p->ps->cfg.peer_timeout);
@@ -929,54 +817,6 @@ static void send_watch_fresh(struct peer *p, int fresh)
 	if (req_send(p, REQ_WATCH, path, NULL,
 		     kept ? 0 : (long)(p->ps->cfg.watch_timeout * 2000 + 1000), fresh) < 0)
 		channel_failed(p, "out of memory");
-}
-
-/* The watch again, where a fetch of the lines no longer carries the news. */
-static void unpark_watch(struct peer *p)
-{
-	if (!p->watch_parked)
-		return;
-	p->watch_parked = 0;
-	if (!p->lost && !p->ps->sending_result && !p->ps->closing)
-		send_watch(p);
-}
-
-/*
- * The fetch of the lines carries the news now: a watch held with no time
- * and nothing to say is given up, and its connection closed.  One that may
- * be bringing news (a fetch said the generation moved: the watch was sent
- * for it) is not, nor one held with a time limit: they rest at their
- * answer (on_done).
- */
-static void park_watch(struct peer *p)
-{
-	if (p->lines_gen != p->generation)
-		return;
-	for (size_t i = 0; i < INFLIGHT; i++) {
-		struct req *r = p->inflight[i];
-
-		if (r && r->kind == REQ_WATCH && r->kept) {
-			smt_curluv_cancel(p->ps->cu, r->easy);
-			p->kept--;  /* the fetch's is still out: no silence to time */
-			req_free(r);
-			p->watch_parked = 1;
-			return;
-		}
-	}
-}
-
-/* The generation a worker's answer to GET /v1/lines says it is at, -1. */
-static json_int_t answer_generation(CURL *easy)
-{
-	struct curl_header *h = NULL;
-	char *end;
-	long long v;
-
-	if (curl_easy_header(easy, SMT_HEADER_GENERATION, 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
-		return -1;
-	errno = 0;
-	v = strtoll(h->value, &end, 10);
-	return errno || end == h->value || v < 0 ? -1 : (json_int_t)v;
 }
 
 /* ---- results ---- */
@@ -1110,8 +950,6 @@ static void lines_retry_later(struct peer *p)
 {
 	uint64_t ms = BACKOFF_MIN_MS;
 
-	unpark_watch(p);
-
 	for (unsigned i = 0; i < p->lines_attempt && ms < BACKOFF_MAX_MS; i++)
 		ms *= 2;
 	p->lines_attempt++;
@@ -1146,26 +984,15 @@ static void send_lines_fresh(struct peer *p, int fresh)
 	/* After the end of output, one more fetch from past it says it
 	 * arrived; the worker then needs to keep nothing. */
 	int kept = p->tcp_use && !p->lines_eof && p->lines_heard;
-	/* With its time limit too: the launch moves the generation, which
-	 * answers the first fetch, and the next one is held with no time. */
-	int gen = p->tcp_use && !p->lines_eof && p->lines_gen >= 0;
-	char genq[48] = "";
 
-	if (gen)
-		snprintf(genq, sizeof(genq), "&%s=%" JSON_INTEGER_FORMAT, SMT_Q_GEN, p->lines_gen);
-	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s%s", SMT_PATH_LINES,
+	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s", SMT_PATH_LINES,
 		 SMT_Q_FROM, p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps),
-		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "", genq);
+		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "");
 	if (req_send(p, REQ_LINES, path, NULL, kept ? 0 : wait_ms * 2 + 5000, fresh) < 0) {
 		lines_retry_later(p);
 		return;
 	}
 	p->lines_busy = 1;
-	p->lines_gen_out = kept && gen;
-	if (p->lines_gen_out)
-		park_watch(p);
-	else
-		unpark_watch(p);
 }
 
 /* A batch of output was taken by the merger (or refused as corrupt). */
@@ -1175,8 +1002,6 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 	struct smt_peers *ps = p->ps;
 
 	p->lines_busy = 0;
-	p->batch_pending = 0;
-	uv_timer_stop(&p->lines_retry);
 	if (ps->closing || p->lost)
 		return;
 	if (rc < 0) {
@@ -1194,19 +1019,6 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 	send_lines(p);
 }
 
-/* How long a batch may wait in the merge before the watch carries the
- * worker's news again (watch_parked): the news of a rank's end or a stall
- * must not wait for another rank's line. */
-#define BATCH_NEWS_MS 100
-
-static void on_batch_slow(uv_timer_t *t)
-{
-	struct peer *p = t->data;
-
-	if (p->batch_pending && !p->ps->closing && !p->lost)
-		unpark_watch(p);
-}
-
 static void lines_answer(struct peer *p, struct req *r)
 {
 	struct smt_peers *ps = p->ps;
@@ -1218,13 +1030,11 @@ static void lines_answer(struct peer *p, struct req *r)
 		free(body);
 		p->lines_busy = 0;
 		p->lines_acked = 1;
-		unpark_watch(p);
 		if (ps->ops->acked)
 			ps->ops->acked(ps->ctx, p->index);
 		return;
 	}
 	p->lines_from += len;
-	p->lines_last = len;
 	p->lines_attempt = 0;
 	if (len == 0) {
 		free(body);
@@ -1234,45 +1044,16 @@ static void lines_answer(struct peer *p, struct req *r)
 	}
 	/* The batch is the merger's now; the next fetch waits until it was
 	 * taken, which is the back-pressure from the leader's stdout. */
-	p->batch_pending = 1;
 	if (ps->ops->batch(ps->ctx, p->index, p->host, body, len, on_batch_done, p) < 0) {
-		p->batch_pending = 0;
 		p->lines_from -= len;
 		p->lines_busy = 0;
 		lines_retry_later(p);
-		return;
 	}
-	/* Meanwhile no fetch carries the worker's news: if the batch is not
-	 * taken soon (another rank's line holds the merge, the leader's
-	 * stdout is slow), the watch does. */
-	if (p->batch_pending)
-		uv_timer_start(&p->lines_retry, on_batch_slow, BATCH_NEWS_MS, 0);
 }
 
-static void on_done_req(struct req *r, CURL *easy, CURLcode result);
-
-/* A transfer ended: its answer taken, then a one-shot request waiting
- * takes its place (cfg.oneshots). */
 static void on_done(void *arg, CURL *easy, CURLcode result)
 {
 	struct req *r = arg;
-	struct smt_peers *ps = r->p->ps;
-
-	on_done_req(r, easy, result);
-	oneshot_next(ps);
-#ifdef __GLIBC__
-	/* A burst's transfers are gone: the whole pages they leave among the
-	 * long polls' go back to the system (the heap cannot shrink past the
-	 * polls) (B12d). */
-	if (ps->burst && ps->oneshots == 0 && TAILQ_EMPTY(&ps->queue)) {
-		ps->burst = 0;
-		malloc_trim(0);
-	}
-#endif
-}
-
-static void on_done_req(struct req *r, CURL *easy, CURLcode result)
-{
 	struct peer *p = r->p;
 	struct smt_peers *ps = p->ps;
 	long code = 0;
@@ -1304,18 +1085,6 @@ static void on_done_req(struct req *r, CURL *easy, CURLcode result)
 	enum req_kind kind = r->kind;
 	if (kind == REQ_LINES && !ps->closing && !p->lost) {
 		p->lines_heard = !why[0];
-		p->lines_gen_out = 0;
-		json_int_t g = why[0] ? -1 : answer_generation(easy);
-		/* A generation the watch has not brought: the watch brings it
-		 * (answered at once); this fetch's successor waits past it. */
-		if (g >= 0)
-			p->lines_gen = g;
-		/* A failed fetch says the connection may be gone: the watch
-		 * sent for it is timed, not held with no time. */
-		if (why[0])
-			p->watch_heard = 0;
-		if (g < 0 || g != p->generation)
-			unpark_watch(p);
 		if (why[0]) {
 			p->lines_busy = 0;
 			channel_failed(p, why);
@@ -1363,15 +1132,11 @@ static void on_done_req(struct req *r, CURL *easy, CURLcode result)
 		channel_ok(p);
 		json_t *gen = json_object_get(st, SMT_F_GENERATION);
 		if (json_is_integer(gen) && json_integer_value(gen) != p->generation) {
-			p->generation = p->lines_gen = json_integer_value(gen);
+			p->generation = json_integer_value(gen);
 			ps->ops->news(ps->ctx, p->index, st);
 		}
-		if (!p->lost && !ps->sending_result && !ps->closing) {
-			if (p->lines_gen_out)
-				p->watch_parked = 1;
-			else
-				send_watch(p);
-		}
+		if (!p->lost && !ps->sending_result && !ps->closing)
+			send_watch(p);
 		break;
 	case REQ_RESULT:
 		/* A worker not reached yet (its sshd still starting: the job
@@ -1444,8 +1209,6 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		return -ENOMEM;
 	ps->loop = loop;
 	ps->cfg = *cfg;
-	if (ps->cfg.oneshots == 0)
-		ps->cfg.oneshots = SMT_PEERS_ONESHOTS_DEFAULT;
 	if (ps->cfg.watch_timeout <= 0) {
 		ps->cfg.watch_timeout = ps->cfg.peer_timeout / 3;
 		if (ps->cfg.watch_timeout > 5)
@@ -1463,7 +1226,6 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
 	ps->listen_fd = -1;
 	ps->dirfd = -1;
-	TAILQ_INIT(&ps->queue);
 	/* The caller's arrays need not outlive this call. */
 	ps->job_hosts = calloc(cfg->njob_hosts ? cfg->njob_hosts : 1, sizeof(*ps->job_hosts));
 	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
@@ -1492,7 +1254,7 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		p->ps = ps;
 		p->index = i;
 		p->host = strdup(cfg->hosts[i]);
-		p->generation = p->lines_gen = -1;
+		p->generation = -1;
 		/* A distinct host name per worker keeps curl from lending one
 		 * worker's channel to another; it is never resolved. */
 		snprintf(p->url, sizeof(p->url), "http://worker-%zu", i + 1);
@@ -1648,11 +1410,6 @@ void smt_peers_close(struct smt_peers *ps)
 	if (ps == NULL)
 		return;
 	ps->closing = 1;
-	for (struct queued *q; (q = TAILQ_FIRST(&ps->queue));) {
-		TAILQ_REMOVE(&ps->queue, q, link);
-		free(q->post);
-		free(q);
-	}
 	for (size_t i = 0; i < ps->n; i++) {
 		struct peer *p = &ps->peers[i];
 		for (size_t k = 0; k < INFLIGHT; k++) {

@@ -332,14 +332,7 @@ int smt_routes_lines(struct smt_httpconn *c, int final)
 {
 	const char *body = NULL;
 	size_t len = 0;
-	int rc;
-	char gen[64] = "";
-
-	/* A fetch that carried its generation is answered when it moves,
-	 * whether there are lines or not. */
-	if (c->lines_gen >= 0 && c->ops->generation && c->lines_gen != c->ops->generation(c->ctx))
-		final = 1;
-	rc = c->ops->lines(c->ctx, c->lines_from, c->lines_max, final, &body, &len);
+	int rc = c->ops->lines(c->ctx, c->lines_from, c->lines_max, final, &body, &len);
 
 	if (rc == -EAGAIN)
 		return 0;
@@ -349,13 +342,8 @@ int smt_routes_lines(struct smt_httpconn *c, int final)
 	else if (rc < 0)
 		smt_httpconn_respond_error(c, rc == -ENOENT ? 404 : 500, NULL,
 					   "no output to take here: %s", strerror(-rc));
-	else {
-		if (c->ops->generation)
-			snprintf(gen, sizeof(gen),
-				 SMT_HEADER_GENERATION ": %" JSON_INTEGER_FORMAT "\r\n",
-				 c->ops->generation(c->ctx));
-		smt_httpconn_respond(c, 200, SMT_CONTENT_TYPE_LINES, body, len, gen);
-	}
+	else
+		smt_httpconn_respond(c, 200, SMT_CONTENT_TYPE_LINES, body, len, NULL);
 	return 1;
 }
 
@@ -364,21 +352,19 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 	long long from = query_number(query, SMT_Q_FROM);
 	long long max = query_number(query, SMT_Q_MAX);
 	long long wait = query_number(query, SMT_Q_WAIT);
-	long long gen = query_number(query, SMT_Q_GEN);
 
 	if (!c->leader_req) {
 		smt_httpconn_respond_error(c, 403, NULL, "only the leader takes a worker's output");
 		return;
 	}
-	if (from < 0 || max == -2 || wait == -2 || gen == -2) {
-		smt_httpconn_respond_error(
-			c, 400, NULL, "from (and max, wait, gen) must be non-negative integers");
+	if (from < 0 || max == -2 || wait == -2) {
+		smt_httpconn_respond_error(c, 400, NULL,
+					   "from (and max, wait) must be non-negative integers");
 		return;
 	}
 	if (!keep_allowed(c, query))
 		return;
 	c->lines_from = (uint64_t)from;
-	c->lines_gen = gen;
 	c->lines_max = max < 0         ? 256 * 1024 :
 		max > 16 * 1024 * 1024 ? 16 * 1024 * 1024 :
 					 (size_t)max;

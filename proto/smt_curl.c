@@ -49,7 +49,6 @@ int smt_curl_open(const char *soname, struct smt_curl_fns *fns, char *err, size_
 	RESOLVE(&f, h, easy_setopt);
 	RESOLVE(&f, h, easy_perform);
 	RESOLVE(&f, h, easy_getinfo);
-	RESOLVE(&f, h, easy_header);
 	RESOLVE(&f, h, easy_cleanup);
 	RESOLVE(&f, h, easy_strerror);
 	RESOLVE(&f, h, multi_init);

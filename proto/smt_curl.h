@@ -46,8 +46,6 @@ struct smt_curl_fns {
 	CURLcode (*easy_getinfo)(CURL *easy, CURLINFO info, ...);
 	void (*easy_cleanup)(CURL *easy);
 	const char *(*easy_strerror)(CURLcode code);
-	CURLHcode (*easy_header)(CURL *easy, const char *name, size_t index,
-				 unsigned int origin, int request, struct curl_header **hout);
 	CURLM *(*multi_init)(void);
 	CURLMcode (*multi_setopt)(CURLM *multi, CURLMoption option, ...);
 	CURLMcode (*multi_add_handle)(CURLM *multi, CURL *easy);
@@ -87,7 +85,6 @@ const struct smt_curl_fns *smt_curl(void);
 #define curl_easy_getinfo (smt_curl()->easy_getinfo)
 #define curl_easy_cleanup (smt_curl()->easy_cleanup)
 #define curl_easy_strerror (smt_curl()->easy_strerror)
-#define curl_easy_header (smt_curl()->easy_header)
 #define curl_multi_init (smt_curl()->multi_init)
 #define curl_multi_setopt (smt_curl()->multi_setopt)
 #define curl_multi_add_handle (smt_curl()->multi_add_handle)

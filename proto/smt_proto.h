@@ -81,13 +81,6 @@
  * connection's TCP keepalive tells each end whether the other lives
  * (daemon/tcpchannel.h). */
 #define SMT_Q_KEEP    "keep"
-/* GET /v1/lines?...&gen=G (the leader, whose watch of the worker's status
- * then rests): the fetch is also answered, with what lines there are, as
- * soon as the status's generation is no longer G; every answer of
- * GET /v1/lines says the generation in SMT_HEADER_GENERATION.  One held
- * request per worker then carries both its output and its news. */
-#define SMT_Q_GEN     "gen"
-#define SMT_HEADER_GENERATION "X-Smtd-Generation"
 #define SMT_LOGS_TAIL_DEFAULT 100
 #define SMT_LOGS_TAIL_MAX     100000
 /* POST /v1/stacks {"timeout_ms": N}: how long each host has to read its
