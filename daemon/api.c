@@ -652,6 +652,14 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 			conn_close(c);
 			return;
 		}
+		/* A poll held with no time is the leader's, which never
+		 * half-closes one: at its EOF the leader gave it up (the
+		 * fetch of its lines carries the news now), and kept, it
+		 * would hide the leader's silence. */
+		if (smt_httpconn_held(c->http) == SMT_HOLD_KEPT) {
+			conn_close(c);
+			return;
+		}
 		/* At EOF the requests already read are still answered: the
 		 * client may have half-closed after its last request. */
 		c->eof = 1;
@@ -769,7 +777,7 @@ static void on_settle(uv_timer_t *t)
 
 	for (c = LIST_FIRST(&api->conns); c; c = next) {
 		next = LIST_NEXT(c, link);
-		if (!c->closing && smt_httpconn_held(c->http) && !smt_httpconn_held_lines(c->http))
+		if (!c->closing && smt_httpconn_held_news(c->http))
 			conn_after(c, conn_release(c));
 	}
 }

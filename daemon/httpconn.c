@@ -462,6 +462,11 @@ int smt_httpconn_held_lines(const struct smt_httpconn *c)
 	return c->wait == WAIT_LINES;
 }
 
+int smt_httpconn_held_news(const struct smt_httpconn *c)
+{
+	return c->wait == WAIT_POLL || (c->wait == WAIT_LINES && c->lines_gen >= 0);
+}
+
 int smt_httpconn_poke(struct smt_httpconn *c)
 {
 	if (c->wait != WAIT_LINES || c->oom)

@@ -109,6 +109,9 @@ unsigned smt_httpconn_held(const struct smt_httpconn *c);
  */
 int smt_httpconn_held_lines(const struct smt_httpconn *c);
 int smt_httpconn_poke(struct smt_httpconn *c);
+/* A held request that a change of the status answers (smt_api_notify): a
+ * watch of the status, or a GET /v1/lines that carried SMT_Q_GEN. */
+int smt_httpconn_held_news(const struct smt_httpconn *c);
 
 /*
  * With DEFER nonzero, a later request for status, logs or metrics that

@@ -68,6 +68,7 @@ struct smt_httpconn {
 	/* A held GET /v1/lines: where from, and how much at most. */
 	uint64_t lines_from;
 	size_t lines_max;
+	long long lines_gen;  /* SMT_Q_GEN: also answered when the generation moves; -1 */
 	int defer;
 	int trusted;          /* uid 0 or the daemon's, not read-only */
 	int value_is_leader;

@@ -899,6 +899,7 @@ static int start_peers(struct smt_daemon *d)
 		.reaper = d->reaper,
 		.peer_timeout = d->opts->peer_timeout,
 		.tcp = d->opts->channels == SMT_CHANNELS_TCP,
+		.oneshots = d->opts->channel_requests > 0 ? (unsigned)d->opts->channel_requests : 0,
 	};
 	rc = smt_peers_start(&d->loop, &pc, &peers_ops, d, &L(d)->peers);
 	free(workers);

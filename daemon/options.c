@@ -36,6 +36,7 @@ enum {
 	OPT_START_TIMEOUT, OPT_LAUNCH, OPT_MAX_RESTARTS, OPT_RESTART_DELAY,
 	OPT_NO_INSTALL, OPT_NO_GPU_CHECK, OPT_NO_EFA_CHECK, OPT_MIN_SHM, OPT_MIN_FREE_DISK,
 	OPT_PREFLIGHT_COMMAND, OPT_PREFLIGHT_TIMEOUT, OPT_RANK_STDOUT, OPT_CHANNELS,
+	OPT_CHANNEL_REQUESTS,
 };
 
 static const struct option long_options[] = {
@@ -66,6 +67,7 @@ static const struct option long_options[] = {
 	{ "rank-log-dir", required_argument, NULL, OPT_RANK_LOG_DIR },
 	{ "rank-stdout", required_argument, NULL, OPT_RANK_STDOUT },
 	{ "channels", required_argument, NULL, OPT_CHANNELS },
+	{ "channel-requests", required_argument, NULL, OPT_CHANNEL_REQUESTS },
 	{ "progress-pattern", required_argument, NULL, OPT_PROGRESS_PATTERN },
 	{ "job-cgroup", required_argument, NULL, OPT_JOB_CGROUP },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
@@ -106,6 +108,8 @@ static void options_usage(FILE *out)
 	      "  --ssh-path PATH            ssh client (SMTD_SSH_PATH; default ssh)\n"
 	      "  --channels tcp|ssh         the leader's channels to its workers after "
 	      "readiness (SMTD_CHANNELS; default tcp)\n"
+	      "  --channel-requests N       the leader's one-shot requests over TCP channels "
+	      "at once\n                             (SMTD_CHANNEL_REQUESTS; default 64)\n"
 	      "  --smtctl PATH              smtctl on every host (SMTD_SMTCTL)\n"
 	      "  --preload PATH             libsmthostname.so for the ranks (SMTD_PRELOAD)\n"
 	      "  --program NAME             program in the code directory (SAGEMAKER_PROGRAM)\n"
@@ -461,6 +465,8 @@ static int apply(struct smt_options *o, int id, const char *what, const char *va
 		min = 0.001;
 		break;
 	case OPT_PPN: return parse_count(what, val, &o->processes_per_host, err, errlen);
+	case OPT_CHANNEL_REQUESTS:
+		return parse_count(what, val, &o->channel_requests, err, errlen);
 	case OPT_NP: return parse_count(what, val, &o->num_processes, err, errlen);
 	case OPT_WAIT_TIMEOUT: secs = &o->wait_timeout; break;
 	case OPT_LAUNCH_TIMEOUT: secs = &o->launch_timeout; break;
@@ -557,6 +563,7 @@ static const struct {
 	{ "SMTD_PREFLIGHT_COMMAND", OPT_PREFLIGHT_COMMAND },
 	{ "SMTD_PREFLIGHT_TIMEOUT", OPT_PREFLIGHT_TIMEOUT },
 	{ "SMTD_RANK_STDOUT", OPT_RANK_STDOUT }, { "SMTD_CHANNELS", OPT_CHANNELS },
+	{ "SMTD_CHANNEL_REQUESTS", OPT_CHANNEL_REQUESTS },
 };
 
 static const struct option *find_long(int val)
@@ -577,6 +584,7 @@ static void defaults(struct smt_options *o)
 	o->wait_timeout = o->launch_timeout = o->result_timeout = -1;
 	o->peer_timeout = o->grace = -1;
 	o->max_restarts = -1;
+	o->channel_requests = -1;
 	o->gpu_check = o->efa_check = -1;
 	o->min_shm = o->min_free_disk = -1;
 	o->preflight_timeout = -1;

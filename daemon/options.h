@@ -67,6 +67,8 @@ struct smt_options {
 	double launch_timeout;     /* --launch-timeout, SMTD_LAUNCH_TIMEOUT; 600 */
 	double result_timeout;     /* --result-timeout, SMTD_RESULT_TIMEOUT; 60 */
 	double peer_timeout;       /* --peer-timeout, SMTD_PEER_TIMEOUT; 10 */
+	long channel_requests;     /* --channel-requests, SMTD_CHANNEL_REQUESTS; -1 unset:
+				      SMT_PEERS_ONESHOTS_DEFAULT (peers.h) */
 	double grace;              /* --grace, SMTD_GRACE; 30 */
 	long max_restarts;         /* --max-restarts, SMTD_MAX_RESTARTS; -1 unset (the
 				      hyperparameter, then 0) */

@@ -13,10 +13,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -55,12 +57,34 @@ enum req_kind { REQ_PROBE, REQ_LAUNCH, REQ_WATCH, REQ_RESULT, REQ_LINES, REQ_END
 #define LINES_MAX_MIN (16 * 1024)
 #define LINES_MAX_MAX (256 * 1024)
 
+/*
+ * One-shot requests over TCP in flight at once (cfg.oneshots,
+ * --channel-requests), the others wait their turn in order (struct
+ * queued).  1000 workers told the launch (or the end, the result) at once
+ * held 1000 transfers of curl's, about 12 KiB each, beside the long polls
+ * sent at the same moment: the heap stayed that large, its holes too small
+ * to give back (B12d).  Each takes a round trip on the job's network, so
+ * 64 at a time tell 1000 workers in 16 of them.  Over ssh a one-shot
+ * request rides a channel that is already open and is not held back.
+ */
+
 struct peer;
+
+struct queued {
+	TAILQ_ENTRY(queued) link;
+	struct peer *p;
+	enum req_kind kind;
+	long timeout_ms;
+	int fresh;
+	char *post;
+	char path[];
+};
 
 struct req {
 	struct peer *p;
 	enum req_kind kind;
 	int kept;            /* held with no time (SMT_Q_KEEP): counted in p->kept */
+	int oneshot;         /* counted in ps->oneshots */
 	CURL *easy;
 	struct curl_slist *headers;
 	char *post;
@@ -91,6 +115,16 @@ struct peer {
 	 * retry's could be to a host that is gone, and nothing would time
 	 * it). */
 	int watch_heard, lines_heard;
+	/*
+	 * Over TCP the fetch of the lines, held with no time, also carries the
+	 * status's generation (SMT_Q_GEN); once the generation moves, its
+	 * answer is the status.  Then the watch rests (WATCH_PARKED) and the
+	 * worker holds one request of the leader's, not two, for the whole
+	 * job.  The watch is sent again when the fetches stop (their end, a
+	 * failure) or when a batch waits in the merge (BATCH_NEWS_MS).
+	 */
+	int lines_gen_out;   /* such a fetch is out */
+	int watch_parked;
 	/* When its last TCP connection closed, how long the kernel had heard
 	 * nothing on it (TCP_INFO: a keepalive's failure says when). */
 	uint64_t quiet_at, quiet_ms;
@@ -98,6 +132,8 @@ struct peer {
 	/* The worker's output: fetched up to LINES_FROM. */
 	uint64_t lines_from;
 	int lines_busy;      /* a fetch or its batch is on its way */
+	int batch_pending;   /* its batch waits in the merge (no fetch out) */
+	size_t lines_last;   /* what the last fetch brought, bytes */
 	int lines_eof;       /* its end of output arrived */
 	int lines_acked;     /* ... and was acknowledged */
 	unsigned lines_attempt;
@@ -139,11 +175,16 @@ struct smt_peers {
 	int listen_fd;
 	uv_poll_t listener;
 	unsigned nconnections;
+	unsigned oneshots;      /* in flight, at most cfg.oneshots */
+	int burst;              /* ... were reached: a burst to clear up after */
+	TAILQ_HEAD(, queued) queue;
 };
 
 static void send_probe(struct peer *p);
 static void send_watch(struct peer *p);
 static void send_watch_fresh(struct peer *p, int fresh);
+static void unpark_watch(struct peer *p);
+static void park_watch(struct peer *p);
 
 /* ---- the ssh channel under curl ----
  *
@@ -362,6 +403,8 @@ static void req_free(struct req *r)
 	for (size_t i = 0; i < INFLIGHT; i++)
 		if (r->p->inflight[i] == r)
 			r->p->inflight[i] = NULL;
+	if (r->oneshot)
+		r->p->ps->oneshots--;
 	curl_easy_cleanup(r->easy);
 	curl_slist_free_all(r->headers);
 	free(r->post);
@@ -377,18 +420,21 @@ static void on_done(void *arg, CURL *easy, CURLcode result);
  * at curl's default of 16 KiB, three per worker were 48 MiB of a
  * 1000-worker leader (bench B12m).  A status answer is a few hundred
  * bytes; the lines come in batches of LINES_MAX_MIN at least, read here in
- * a few steps when the workers are many.
+ * a few steps when the workers are many.  A fetch after one that brought
+ * little (a worker whose ranks are quiet, the usual state of a held fetch)
+ * reads in small steps too: a burst's first batch costs a few more reads.
  */
 #define RECV_SMALL 1024L
 #define RECV_LINES_BUDGET (4L * 1024 * 1024)
 #define RECV_LINES_MIN (4L * 1024)
 #define RECV_LINES_MAX (16L * 1024)
 
-static long recv_buffer(const struct smt_peers *ps, enum req_kind kind)
+static long recv_buffer(const struct peer *p, enum req_kind kind)
 {
+	const struct smt_peers *ps = p->ps;
 	long b;
 
-	if (kind != REQ_LINES)
+	if (kind != REQ_LINES || p->lines_last < (size_t)RECV_SMALL)
 		return RECV_SMALL;
 	b = ps->n ? RECV_LINES_BUDGET / (long)ps->n : RECV_LINES_MAX;
 	return b < RECV_LINES_MIN ? RECV_LINES_MIN : b > RECV_LINES_MAX ? RECV_LINES_MAX : b;
@@ -425,13 +471,63 @@ static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
  * (SMT_Q_KEEP, over TCP only), whose connection's keepalive says whether
  * the worker lives: the peer's lost_timer stops while one is out.
  */
+static int is_oneshot(const struct peer *p, enum req_kind kind)
+{
+	return p->tcp_use && kind != REQ_PROBE && kind != REQ_WATCH && kind != REQ_LINES;
+}
+
+/* A one-shot request behind cfg.oneshots others: sent by oneshot_next. */
+static int req_queue(struct peer *p, enum req_kind kind, const char *path, const char *post,
+		    long timeout_ms, int fresh)
+{
+	size_t len = strlen(path) + 1;
+	struct queued *q = malloc(sizeof(*q) + len);
+
+	if (q == NULL)
+		return -ENOMEM;
+	q->post = NULL;
+	if (post && (q->post = strdup(post)) == NULL) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->p = p;
+	q->kind = kind;
+	q->timeout_ms = timeout_ms;
+	q->fresh = fresh;
+	memcpy(q->path, path, len);
+	TAILQ_INSERT_TAIL(&p->ps->queue, q, link);
+	return 0;
+}
+
+static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
+		    long timeout_ms, int fresh);
+
+/* The next one-shot requests waiting, while there is room. */
+static void oneshot_next(struct smt_peers *ps)
+{
+	struct queued *q;
+
+	while (!ps->closing && ps->oneshots < ps->cfg.oneshots && (q = TAILQ_FIRST(&ps->queue))) {
+		TAILQ_REMOVE(&ps->queue, q, link);
+		if (req_send(q->p, q->kind, q->path, q->post, q->timeout_ms, q->fresh) < 0)
+			smt_warn("cannot send a request to %s: out of memory", q->p->host);
+		free(q->post);
+		free(q);
+	}
+}
+
 static int req_send(struct peer *p, enum req_kind kind, const char *path, const char *post,
 		    long timeout_ms, int fresh)
 {
 	struct smt_peers *ps = p->ps;
-	struct req *r = calloc(1, sizeof(*r));
+	struct req *r;
 	char url[512];
 
+	if (is_oneshot(p, kind) && ps->oneshots >= ps->cfg.oneshots) {
+		ps->burst = 1;
+		return req_queue(p, kind, path, post, timeout_ms, fresh);
+	}
+	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
 	smt_dynbuf_init(&r->body, MAX_BODY);
@@ -455,10 +551,12 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 		 * to the one before. */
 		curl_easy_setopt(r->easy, CURLOPT_TCP_NODELAY, 1L);
 		/* A TCP connection costs the leader a few KiB while it stays
-		 * open, and opening one takes no handshake: only the long
-		 * polls keep theirs; a one-shot request (the launch, the end,
-		 * the result) opens its own when it is sent. */
-		if (kind != REQ_WATCH && kind != REQ_LINES)
+		 * open, and opening one takes no handshake: only the fetch of
+		 * the lines keeps its own; a one-shot request (the launch, the
+		 * end, the result) opens one when it is sent, and so does the
+		 * watch, which mostly rests (watch_parked) and would leave an
+		 * idle connection behind in curl's cache. */
+		if (kind != REQ_LINES)
 			curl_easy_setopt(r->easy, CURLOPT_FORBID_REUSE, 1L);
 		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
 		curl_easy_setopt(r->easy, CURLOPT_SOCKOPTDATA, ps);
@@ -473,7 +571,7 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	 * good: curl's default gives up on it after 118 s. */
 	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, 30L * 86400);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(ps, kind));
+	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(p, kind));
 	/* ssh itself takes time to connect; curl's own connect is local. */
 	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
 			 timeout_ms ? timeout_ms :
@@ -497,6 +595,10 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	}
 	if (smt_curluv_add(ps->cu, r->easy, on_done, r) < 0)
 		goto fail;
+	if (is_oneshot(p, kind)) {
+		r->oneshot = 1;
+		ps->oneshots++;
+	}
 	if (timeout_ms == 0) {
 		r->kept = 1;
 		p->kept++;
@@ -744,6 +846,12 @@ static void on_lost_timer(uv_timer_t *t)
 
 	if (p->lost || p->ps->closing)
 		return;
+	if (p->watch_parked) {
+		/* Not the worker's silence: the leader asked nothing (its
+		 * batch of lines still in the merge). */
+		unpark_watch(p);
+		return;
+	}
 	p->lost = 1;
 	snprintf(why, sizeof(why), "nothing was heard from it for %.1f s (--peer-timeout)",
 		 p->ps->cfg.peer_timeout);
@@ -817,6 +925,57 @@ static void send_watch_fresh(struct peer *p, int fresh)
 	if (req_send(p, REQ_WATCH, path, NULL,
 		     kept ? 0 : (long)(p->ps->cfg.watch_timeout * 2000 + 1000), fresh) < 0)
 		channel_failed(p, "out of memory");
+}
+
+/* The watch again, where a fetch of the lines no longer carries the news. */
+static void unpark_watch(struct peer *p)
+{
+	if (!p->watch_parked)
+		return;
+	p->watch_parked = 0;
+	if (!p->lost && !p->ps->sending_result && !p->ps->closing)
+		send_watch(p);
+}
+
+/*
+ * The fetch of the lines carries the news now: a watch held with no time
+ * is given up, and its connection closed.  One held with a time limit is
+ * not: it rests at its answer (on_done).
+ */
+static void park_watch(struct peer *p)
+{
+	for (size_t i = 0; i < INFLIGHT; i++) {
+		struct req *r = p->inflight[i];
+
+		if (r && r->kind == REQ_WATCH && r->kept) {
+			smt_curluv_cancel(p->ps->cu, r->easy);
+			p->kept--;  /* the fetch's is still out: no silence to time */
+			req_free(r);
+			p->watch_parked = 1;
+			return;
+		}
+	}
+}
+
+/* The answer to a fetch of the lines is the worker's status (SMT_Q_GEN). */
+static int is_status(CURL *easy)
+{
+	char *type = NULL;
+
+	curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &type);
+	return type && strncmp(type, SMT_CONTENT_TYPE_JSON, strlen(SMT_CONTENT_TYPE_JSON)) == 0;
+}
+
+/* A worker's status, as a watch or a fetch of its lines brought it: news
+ * if its generation is one not heard yet (the two may cross). */
+static void take_status(struct peer *p, json_t *st)
+{
+	json_t *gen = json_object_get(st, SMT_F_GENERATION);
+
+	if (json_is_integer(gen) && json_integer_value(gen) > p->generation) {
+		p->generation = json_integer_value(gen);
+		p->ps->ops->news(p->ps->ctx, p->index, st);
+	}
 }
 
 /* ---- results ---- */
@@ -950,6 +1109,8 @@ static void lines_retry_later(struct peer *p)
 {
 	uint64_t ms = BACKOFF_MIN_MS;
 
+	unpark_watch(p);
+
 	for (unsigned i = 0; i < p->lines_attempt && ms < BACKOFF_MAX_MS; i++)
 		ms *= 2;
 	p->lines_attempt++;
@@ -984,15 +1145,28 @@ static void send_lines_fresh(struct peer *p, int fresh)
 	/* After the end of output, one more fetch from past it says it
 	 * arrived; the worker then needs to keep nothing. */
 	int kept = p->tcp_use && !p->lines_eof && p->lines_heard;
+	/* Every fetch over TCP names the generation last heard, the timed
+	 * ones too (the first, the acknowledgement of the end): the worker
+	 * may be about to exit, and the status that moved comes back on the
+	 * connection already open. */
+	int gen = p->tcp_use && p->generation >= 0;
+	char genq[48] = "";
 
-	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s", SMT_PATH_LINES,
+	if (gen)
+		snprintf(genq, sizeof(genq), "&%s=%" JSON_INTEGER_FORMAT, SMT_Q_GEN, p->generation);
+	snprintf(path, sizeof(path), "%s?%s=%" PRIu64 "&%s=%zu&%s=%ld%s%s", SMT_PATH_LINES,
 		 SMT_Q_FROM, p->lines_from, SMT_Q_MAX, p->lines_eof ? (size_t)0 : lines_max(ps),
-		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "");
+		 SMT_Q_WAIT, p->lines_eof ? 0L : wait_ms, kept ? "&" SMT_Q_KEEP "=1" : "", genq);
 	if (req_send(p, REQ_LINES, path, NULL, kept ? 0 : wait_ms * 2 + 5000, fresh) < 0) {
 		lines_retry_later(p);
 		return;
 	}
 	p->lines_busy = 1;
+	p->lines_gen_out = kept && gen;
+	if (p->lines_gen_out)
+		park_watch(p);
+	else
+		unpark_watch(p);
 }
 
 /* A batch of output was taken by the merger (or refused as corrupt). */
@@ -1002,6 +1176,8 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 	struct smt_peers *ps = p->ps;
 
 	p->lines_busy = 0;
+	p->batch_pending = 0;
+	uv_timer_stop(&p->lines_retry);
 	if (ps->closing || p->lost)
 		return;
 	if (rc < 0) {
@@ -1019,6 +1195,19 @@ static void on_batch_done(void *arg, int rc, json_t *final)
 	send_lines(p);
 }
 
+/* How long a batch may wait in the merge before the watch carries the
+ * worker's news again (watch_parked): the news of a rank's end or a stall
+ * must not wait for another rank's line. */
+#define BATCH_NEWS_MS 100
+
+static void on_batch_slow(uv_timer_t *t)
+{
+	struct peer *p = t->data;
+
+	if (p->batch_pending && !p->ps->closing && !p->lost)
+		unpark_watch(p);
+}
+
 static void lines_answer(struct peer *p, struct req *r)
 {
 	struct smt_peers *ps = p->ps;
@@ -1030,11 +1219,13 @@ static void lines_answer(struct peer *p, struct req *r)
 		free(body);
 		p->lines_busy = 0;
 		p->lines_acked = 1;
+		unpark_watch(p);
 		if (ps->ops->acked)
 			ps->ops->acked(ps->ctx, p->index);
 		return;
 	}
 	p->lines_from += len;
+	p->lines_last = len;
 	p->lines_attempt = 0;
 	if (len == 0) {
 		free(body);
@@ -1044,16 +1235,45 @@ static void lines_answer(struct peer *p, struct req *r)
 	}
 	/* The batch is the merger's now; the next fetch waits until it was
 	 * taken, which is the back-pressure from the leader's stdout. */
+	p->batch_pending = 1;
 	if (ps->ops->batch(ps->ctx, p->index, p->host, body, len, on_batch_done, p) < 0) {
+		p->batch_pending = 0;
 		p->lines_from -= len;
 		p->lines_busy = 0;
 		lines_retry_later(p);
+		return;
 	}
+	/* Meanwhile no fetch carries the worker's news: if the batch is not
+	 * taken soon (another rank's line holds the merge, the leader's
+	 * stdout is slow), the watch does. */
+	if (p->batch_pending)
+		uv_timer_start(&p->lines_retry, on_batch_slow, BATCH_NEWS_MS, 0);
 }
 
+static void on_done_req(struct req *r, CURL *easy, CURLcode result);
+
+/* A transfer ended: its answer taken, then a one-shot request waiting
+ * takes its place (cfg.oneshots). */
 static void on_done(void *arg, CURL *easy, CURLcode result)
 {
 	struct req *r = arg;
+	struct smt_peers *ps = r->p->ps;
+
+	on_done_req(r, easy, result);
+	oneshot_next(ps);
+#ifdef __GLIBC__
+	/* A burst's transfers are gone: the whole pages they leave among the
+	 * long polls' go back to the system (the heap cannot shrink past the
+	 * polls) (B12d). */
+	if (ps->burst && ps->oneshots == 0 && TAILQ_EMPTY(&ps->queue)) {
+		ps->burst = 0;
+		malloc_trim(0);
+	}
+#endif
+}
+
+static void on_done_req(struct req *r, CURL *easy, CURLcode result)
+{
 	struct peer *p = r->p;
 	struct smt_peers *ps = p->ps;
 	long code = 0;
@@ -1074,7 +1294,8 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	else
 		why[0] = '\0';
 	if (!why[0] && smt_dynbuf_len(&r->body) &&
-	    (r->kind == REQ_PROBE || r->kind == REQ_WATCH || r->kind == REQ_ATTEMPT)) {
+	    (r->kind == REQ_PROBE || r->kind == REQ_WATCH || r->kind == REQ_ATTEMPT ||
+	     (r->kind == REQ_LINES && is_status(easy)))) {
 		st = json_loads(smt_dynbuf_ptr(&r->body), 0, NULL);
 		if (!json_is_object(st)) {
 			snprintf(why, sizeof(why), "the answer is not a JSON object");
@@ -1085,14 +1306,28 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	enum req_kind kind = r->kind;
 	if (kind == REQ_LINES && !ps->closing && !p->lost) {
 		p->lines_heard = !why[0];
+		p->lines_gen_out = 0;
 		if (why[0]) {
+			/* The connection may be gone: the watch sent for it
+			 * is timed, not held with no time. */
+			p->watch_heard = 0;
+			unpark_watch(p);
 			p->lines_busy = 0;
 			channel_failed(p, why);
 			lines_retry_later(p);
+		} else if (st) {
+			/* The status moved: its news, then the same fetch
+			 * again, past the new generation. */
+			channel_ok(p);
+			if (!ps->sending_result)
+				take_status(p, st);
+			p->lines_busy = 0;
+			send_lines(p);
 		} else {
 			channel_ok(p);
 			lines_answer(p, r);
 		}
+		json_decref(st);
 		req_free(r);
 		return;
 	}
@@ -1130,13 +1365,13 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 			break;
 		}
 		channel_ok(p);
-		json_t *gen = json_object_get(st, SMT_F_GENERATION);
-		if (json_is_integer(gen) && json_integer_value(gen) != p->generation) {
-			p->generation = json_integer_value(gen);
-			ps->ops->news(ps->ctx, p->index, st);
+		take_status(p, st);
+		if (!p->lost && !ps->sending_result && !ps->closing) {
+			if (p->lines_gen_out)
+				p->watch_parked = 1;
+			else
+				send_watch(p);
 		}
-		if (!p->lost && !ps->sending_result && !ps->closing)
-			send_watch(p);
 		break;
 	case REQ_RESULT:
 		/* A worker not reached yet (its sshd still starting: the job
@@ -1209,6 +1444,8 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 		return -ENOMEM;
 	ps->loop = loop;
 	ps->cfg = *cfg;
+	if (ps->cfg.oneshots == 0)
+		ps->cfg.oneshots = SMT_PEERS_ONESHOTS_DEFAULT;
 	if (ps->cfg.watch_timeout <= 0) {
 		ps->cfg.watch_timeout = ps->cfg.peer_timeout / 3;
 		if (ps->cfg.watch_timeout > 5)
@@ -1226,6 +1463,7 @@ int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,
 	ps->peers = calloc(ps->n ? ps->n : 1, sizeof(*ps->peers));
 	ps->listen_fd = -1;
 	ps->dirfd = -1;
+	TAILQ_INIT(&ps->queue);
 	/* The caller's arrays need not outlive this call. */
 	ps->job_hosts = calloc(cfg->njob_hosts ? cfg->njob_hosts : 1, sizeof(*ps->job_hosts));
 	for (size_t i = 0; ps->job_hosts && i < cfg->njob_hosts; i++)
@@ -1410,6 +1648,11 @@ void smt_peers_close(struct smt_peers *ps)
 	if (ps == NULL)
 		return;
 	ps->closing = 1;
+	for (struct queued *q; (q = TAILQ_FIRST(&ps->queue));) {
+		TAILQ_REMOVE(&ps->queue, q, link);
+		free(q->post);
+		free(q);
+	}
 	for (size_t i = 0; i < ps->n; i++) {
 		struct peer *p = &ps->peers[i];
 		for (size_t k = 0; k < INFLIGHT; k++) {

@@ -91,7 +91,10 @@ struct smt_peers_config {
 				       the peer timeout, between 0.2 and 5 */
 	int tcp;                    /* after readiness, a worker's TCP channel where
 				       it offers one (smtd(8) Channels) */
+	unsigned oneshots;          /* one-shot requests over TCP at once, the others
+				       wait in order; 0: SMT_PEERS_ONESHOTS_DEFAULT */
 };
+#define SMT_PEERS_ONESHOTS_DEFAULT 64
 
 /* Loads libcurl first (smt_curl.h): its failure is logged and returned. */
 int smt_peers_start(uv_loop_t *loop, const struct smt_peers_config *cfg,

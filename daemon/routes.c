@@ -326,14 +326,24 @@ static void do_post(struct smt_httpconn *c, size_t op_offset)
 	smt_httpconn_respond_json(c, status, reply, NULL);
 }
 
-/* GET /v1/lines?from=N&max=B&wait=MS: the leader takes a worker's rank
- * output (lineproto.h), held up to MS while there is none. */
+/* GET /v1/lines?from=N&max=B&wait=MS[&gen=G]: the leader takes a worker's
+ * rank output (lineproto.h), held up to MS while there is none. */
 int smt_routes_lines(struct smt_httpconn *c, int final)
 {
 	const char *body = NULL;
 	size_t len = 0;
-	int rc = c->ops->lines(c->ctx, c->lines_from, c->lines_max, final, &body, &len);
+	int rc;
 
+	/* A fetch that named a generation the status has left is answered
+	 * with the status (SMT_Q_GEN): the news, on the connection the
+	 * leader holds, even as this daemon closes. */
+	if (c->lines_gen >= 0 && c->ops->generation &&
+	    c->lines_gen != c->ops->generation(c->ctx)) {
+		c->brief = 1;
+		smt_routes_status(c);
+		return 1;
+	}
+	rc = c->ops->lines(c->ctx, c->lines_from, c->lines_max, final, &body, &len);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc == -ERANGE)
@@ -352,19 +362,21 @@ static void do_lines(struct smt_httpconn *c, const char *query)
 	long long from = query_number(query, SMT_Q_FROM);
 	long long max = query_number(query, SMT_Q_MAX);
 	long long wait = query_number(query, SMT_Q_WAIT);
+	long long gen = query_number(query, SMT_Q_GEN);
 
 	if (!c->leader_req) {
 		smt_httpconn_respond_error(c, 403, NULL, "only the leader takes a worker's output");
 		return;
 	}
-	if (from < 0 || max == -2 || wait == -2) {
-		smt_httpconn_respond_error(c, 400, NULL,
-					   "from (and max, wait) must be non-negative integers");
+	if (from < 0 || max == -2 || wait == -2 || gen == -2) {
+		smt_httpconn_respond_error(
+			c, 400, NULL, "from (and max, wait, gen) must be non-negative integers");
 		return;
 	}
 	if (!keep_allowed(c, query))
 		return;
 	c->lines_from = (uint64_t)from;
+	c->lines_gen = gen;
 	c->lines_max = max < 0         ? 256 * 1024 :
 		max > 16 * 1024 * 1024 ? 16 * 1024 * 1024 :
 					 (size_t)max;

@@ -71,8 +71,8 @@ static int config_error(const struct smt_options *opts, const char *msg)
 }
 
 /*
- * Open files: the leader holds about 3 descriptors per worker (its
- * channels' sockets and pipes) and mpirun about as many (its ssh to every
+ * Open files: the leader holds up to 3 descriptors per worker (its
+ * channels' sockets, and pipes over ssh) and mpirun about as many (its ssh to every
  * host), so a 1000-host job needs some 3,000 where a container's soft
  * limit may be 1024.  The soft limit goes up to the hard one, for smtd and
  * what it starts (mpirun inherits it); a hard limit too low for the job's

@@ -11,7 +11,8 @@
  * first global IPv6 one), the port a free one the kernel picks, the token
  * SMT_TOKEN_HEX hex digits from getrandom(2), new at every smtd start.
  *
- * Once the job runs, the leader's two long polls on it are held until
+ * Once the job runs, the leader's long poll on it (the fetch of the lines,
+ * which carries the status's news too: SMT_Q_GEN) is held until
  * something changes (SMT_Q_KEEP), not answered every watch period: with
  * 1000 idle workers that was 200 answers a second on the leader for
  * nothing.  Whether the other end still lives is then the kernel's to

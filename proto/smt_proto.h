@@ -81,6 +81,12 @@
  * connection's TCP keepalive tells each end whether the other lives
  * (daemon/tcpchannel.h). */
 #define SMT_Q_KEEP    "keep"
+/* GET /v1/lines?...&gen=G (the leader, whose watch of the worker's status
+ * then rests): while the status's generation is G the fetch is the lines';
+ * once it is not, the answer is the brief status (SMT_CONTENT_TYPE_JSON)
+ * instead of lines, and the leader asks again from the same offset.  One
+ * held request per worker then carries both its output and its news. */
+#define SMT_Q_GEN     "gen"
 #define SMT_LOGS_TAIL_DEFAULT 100
 #define SMT_LOGS_TAIL_MAX     100000
 /* POST /v1/stacks {"timeout_ms": N}: how long each host has to read its

@@ -11,10 +11,12 @@
 #      the leader the quarter kept for it: a signal passed on by the
 #      leader (`smtctl kill -s CONT`, which opens a connection of its own)
 #      gets through, and the job goes on to its success, every rank's line
-#      on the leader;
+#      on the leader; the leader sends one one-shot request at a time
+#      (--channel-requests 1), the others wait their turn;
 #   a2. the job idle on --peer-timeout 6 (a 2 s watch period): in 6 s no
 #      request reaches a worker over TCP (the leader's long polls are held
-#      until something changes; TCP keepalive watches the connections);
+#      until something changes; TCP keepalive watches the connections), and
+#      each worker holds one connection of the leader's, not two;
 #   b. --channels ssh on every host: the leader keeps an ssh per channel,
 #      no worker listens on TCP, the job succeeds;
 #   c. a worker whose network_interface_name is lo offers an address the
@@ -60,7 +62,9 @@ ends_well() {
 }
 
 # ---- a. TCP ----
-job tcp
+# One one-shot request out at a time (--channel-requests 1): the launch,
+# the signal, the end and the result to the two workers wait their turn.
+job tcp --channel-requests 1
 assert_eq "$(leader_ssh)" 0 "tcp: the leader's ssh processes while the job runs"
 mh_exec 2 "$SMTCTL" status --json >"$D/status2.json" || fail "tcp: smtctl status on algo-2"
 read -r addr port token < <(/usr/bin/python3 -c '
@@ -142,6 +146,14 @@ for k in 2 3; do
 		fail "idle: algo-$k's smtd_api_requests_total: '$before', '$after'"
 	echo "idle: algo-$k answered $((after - before)) requests in 6 s"
 	assert_eq "$((after - before))" 1 "idle: the requests algo-$k answered in 6 s, /metrics's own"
+	# One connection of the leader's per worker: its fetch of the lines
+	# carries the status's news too, and the watch rests (smtd(8) Channels).
+	port=$(mh_exec "$k" "$SMTCTL" status --json | /usr/bin/python3 -c '
+import json, sys
+print((json.load(sys.stdin).get("channel") or {}).get("port", "-"))')
+	held=$(mh_exec "$k" ss -Htn state established "( sport = :$port )" | wc -l)
+	echo "idle: algo-$k holds $held connections of the leader's on port $port"
+	assert_eq "$held" 1 "idle: the leader's connections to algo-$k's channel"
 done
 ends_well idle
 mh_teardown

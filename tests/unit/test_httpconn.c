@@ -29,6 +29,7 @@ struct fake {
 	int statuses;
 	int status_flags;
 	int with_hosts;
+	int lines_calls;
 };
 
 static json_t *f_status(void *ctx, int flags)
@@ -98,7 +99,10 @@ static int f_result(void *ctx, json_t *body, int pid, json_t **reply)
 static int f_lines(void *ctx, uint64_t from, size_t max, int final, const char **body,
 		   size_t *len)
 {
-	(void)ctx, (void)from, (void)max;
+	struct fake *f = ctx;
+
+	(void)from, (void)max;
+	f->lines_calls++;
 	*body = "";
 	*len = 0;
 	return final ? 0 : -EAGAIN;
@@ -833,6 +837,63 @@ static void test_keep_poll(void **state)
 	(void)state;
 }
 
+/* GET /v1/lines&gen=G: held while the generation is G and there are no
+ * lines, answered at once with the brief status when it is not; a held one
+ * is answered by a change of the status (smt_httpconn_held_news); a gen
+ * that is no number is a 400 that says why. */
+static void test_lines_gen(void **state)
+{
+	static const char *const bad[] = {
+		"GET /v1/lines?from=0&wait=10&gen=x HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n",
+		"GET /v1/lines?from=0&wait=10&gen=-3 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n",
+	};
+	struct t *t;
+	void *s;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		t = setup_peer(0, 0);
+		feeds(t, bad[i]);
+		assert_int_equal(smt_httpconn_held(t->c), 0);
+		assert_status(t, 400);
+		assert_has(t->out, "from (and max, wait, gen) must be non-negative integers");
+		s = t;
+		teardown(&s);
+	}
+	/* Another generation than the worker's (7): the status, at once,
+	 * brief, and no lines taken. */
+	t = setup_peer(0, 0);
+	feeds(t, "GET /v1/lines?from=0&wait=10&gen=6 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+	assert_int_equal(smt_httpconn_held(t->c), 0);
+	assert_status(t, 200);
+	assert_has(t->out, "Content-Type: " SMT_CONTENT_TYPE_JSON "\r\n");
+	assert_has(t->out, "\"state\":\"running\"");
+	assert_int_equal(t->f.statuses, 1);
+	assert_true(t->f.status_flags & SMT_STATUS_BRIEF);
+	assert_int_equal(t->f.lines_calls, 0);
+	s = t;
+	teardown(&s);
+	/* The worker's: held, and a change of the status answers it. */
+	t = setup_peer(0, 0);
+	feeds(t, "GET /v1/lines?from=0&wait=10&gen=7 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+	assert_int_not_equal(smt_httpconn_held(t->c), 0);
+	assert_true(smt_httpconn_held_news(t->c));
+	assert_int_equal(smt_httpconn_release(t->c), 1);
+	feeds(t, "");
+	assert_status(t, 200);
+	assert_has(t->out, "Content-Type: " SMT_CONTENT_TYPE_LINES "\r\n");
+	assert_int_equal(t->f.statuses, 0);
+	s = t;
+	teardown(&s);
+	/* Without gen, a held fetch is the lines' business only. */
+	t = setup_peer(0, 0);
+	feeds(t, "GET /v1/lines?from=0&wait=10 HTTP/1.1\r\nX-Smtd-Leader: 1\r\n\r\n");
+	assert_true(smt_httpconn_held_lines(t->c));
+	assert_false(smt_httpconn_held_news(t->c));
+	s = t;
+	teardown(&s);
+	(void)state;
+}
+
 /* Pipelined requests are answered one at a time, each
  * only when the caller asks for the next. */
 static void test_pipelined_one_at_a_time(void **state)
@@ -1112,6 +1173,7 @@ int main(void)
 		cmocka_unit_test(test_leader_header_trusted_only),
 		cmocka_unit_test(test_channel_token),
 		cmocka_unit_test(test_keep_poll),
+		cmocka_unit_test(test_lines_gen),
 		cmocka_unit_test_setup_teardown(test_pipelined_one_at_a_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test(test_render_in_steps),

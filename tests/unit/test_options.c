@@ -110,6 +110,10 @@ static void test_errors(void **state)
 	    "--channels: 'udp' is not one of tcp, ssh");
 	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_CHANNELS=TCP", NULL },
 	    "SMTD_CHANNELS: 'TCP' is not one of tcp, ssh");
+	bad((char *[]){ "smtd", "--channel-requests", "0", NULL }, none,
+	    "--channel-requests: '0' is not a positive integer (1 to 1000000)");
+	bad((char *[]){ "smtd", NULL }, (char *[]){ "SMTD_CHANNEL_REQUESTS=64k", NULL },
+	    "SMTD_CHANNEL_REQUESTS: '64k' is not a positive integer (1 to 1000000)");
 	bad((char *[]){ "smtd", "cmd", NULL }, none,
 	    "unexpected argument 'cmd'; put the command after '--'");
 	bad((char *[]){ "smtd", "--json", NULL }, none, "--json only goes with --dry-run");
