@@ -7,7 +7,7 @@
  *   --ready DIR     create DIR/ready.RANK when set up
  *   --ignore-term   record SIGTERM but keep running (to test the grace kill)
  *   --peers N       after recording a stopping signal, exit only once the
- *                   record file holds N lines (at most 5 s): under mpirun,
+ *                   record file holds N lines of it (at most 5 s): under mpirun,
  *                   the first rank to exit makes mpirun kill the others,
  *                   which may not have run since their signal arrived
  *   --exit-after S  exit 0 after S seconds (default: wait forever)
@@ -101,20 +101,23 @@ static void record(int sig)
 	}
 }
 
-/* Until the record file holds N lines, for at most 5 s. */
-static void wait_for_peers(int n)
+/* Until the record file holds N lines of SIG, for at most 5 s: the lines
+ * of the signals before it (USR1, USR2, which the job goes on after) are
+ * not the peers' of this one. */
+static void wait_for_peers(int n, int sig)
 {
 	for (int i = 0; n > 0 && record_path && i < 500; i++) {
-		char buf[4096];
-		int lines = 0, fd = open(record_path, O_RDONLY);
-		ssize_t k;
+		char line[64], *sp;
+		int lines = 0;
+		FILE *f = fopen(record_path, "r");
 
-		if (fd >= 0) {
-			while ((k = read(fd, buf, sizeof(buf))) > 0)
-				for (ssize_t j = 0; j < k; j++)
-					lines += buf[j] == '\n';
-			close(fd);
+		while (f && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			sp = strchr(line, ' ');
+			lines += sp && strcmp(sp + 1, sigabbrev_np(sig)) == 0;
 		}
+		if (f)
+			fclose(f);
 		if (lines >= n)
 			return;
 		usleep(10000);
@@ -253,7 +256,7 @@ int main(int argc, char **argv)
 		}
 		if (sig == SIGUSR1 || sig == SIGUSR2)
 			continue;
-		wait_for_peers(peers);
+		wait_for_peers(peers, sig);
 		return 128 + sig;
 	}
 }
