@@ -28,9 +28,11 @@ run() {
 		2>"$T/$name.err" | sed 's/^\[1,mpirank:0,[^]]*\]<stdout>: //' | sha256sum | cut -d' ' -f1 >"$T/$name.sum" &
 	pipe=$!
 	# smtd is the pipeline's first process: find it to read its peak RSS.
+	# The oldest that matches: a child it forked still has its command line
+	# until it execs (mpirun, whose 20 MiB a loaded machine measured).
 	i=0; spid=
 	while [ -z "$spid" ] && [ $i -lt 200 ]; do
-		spid=$(pgrep -n -f -- "--root $T/root --sshd never" || true); i=$((i + 1)); sleep 0.05
+		spid=$(pgrep -o -f -- "--root $T/root --sshd never" || true); i=$((i + 1)); sleep 0.05
 	done
 	[ -n "$spid" ] || { kill $pipe 2>/dev/null; fail "$name: smtd not found by pgrep: its peak RSS cannot be read"; }
 	hwm=0
