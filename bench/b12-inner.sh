@@ -27,6 +27,9 @@
 #   chwk     1/s    the same summed over its channel processes
 #   lines    s      B12l: one line from a rank on every worker (b12_ranks)
 #                   to the last of them on the leader's stdout
+#   stacks   s      B12k: `smtctl stacks` on the leader (every worker reads
+#                   its rank's stack, the leader groups the N), "-" unless
+#                   all N were read
 #   end      s      the stand-in mpirun killed (the leader's decision: the
 #                   job failed) to the last worker's exit, every worker
 #                   told by the leader
@@ -104,6 +107,33 @@ printf '%s\n' '#!/bin/sh' ': >"$B12_DIR/up.$OMPI_COMM_WORLD_RANK"' 'exec 3<"$B12
 	'echo "b12 line from rank $OMPI_COMM_WORLD_RANK"' 'read -r _ <&3' >"$dir/bin/b12rank"
 chmod +x "$dir/bin/orted" "$dir/bin/b12rank"
 
+# B12k's stand-in eu-stack, first on the workers' PATH: a fixed stack of
+# the process asked for, so that 1000 reads of the real one (25 ms of CPU
+# each) do not hide smtd's collection, as fakessh stands in for ssh.
+mkdir -p "$dir/stackbin"
+printf '%s\n' '#!/bin/sh' 'printf "PID %s - process\nTID %s:\n" "$2" "$2"' \
+	'printf "#0  0x00007f0000001000 __read\n#1  0x0000560000002000 b12rank_wait\n"' \
+	'printf "#2  0x00007f0000003000 __libc_start_main\n"' >"$dir/stackbin/eu-stack"
+chmod +x "$dir/stackbin/eu-stack"
+
+# b12_stacks: B12k's value into STACKS.
+b12_stacks() {
+	local t0 got
+	t0=$EPOCHREALTIME
+	if ! "$SMTCTL" --socket "$dir/leader.sock" stacks --json --timeout 30 >"$dir/stacks.json" \
+		2>"$dir/stacks.err"; then
+		echo "B12k: smtctl stacks failed: $(head -c 300 "$dir/stacks.err")" >&2
+		STACKS=-
+		return
+	fi
+	STACKS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+	got=$(/usr/bin/python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+print(v["ranks"] - len(v["unreadable"]))' "$dir/stacks.json" 2>&1)
+	echo "B12k: stacks of $got of $n ranks in $STACKS s" >&2
+	[ "$got" = "$n" ] || STACKS=-
+}
+
 B12L_TEXT="]<stdout>: b12 line from rank"
 # The reader of the leader's stdout in real time, where the machine allows
 # it: it only wakes for the leader's output, and then reads the clock at
@@ -154,7 +184,7 @@ for ((r = 1; r <= runs; r++)); do
 	for ((k = 1; k <= n; k++)); do
 		rm -rf "$dir/w$k"
 		mkroot "w$k"
-		unshare --pid --fork --mount-proc -- "$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
+		PATH=$dir/stackbin:$PATH unshare --pid --fork --mount-proc -- "$SMTD" --root "$dir/w$k/ml" --socket "$dir/w$k.sock" --sshd never --smtctl "$SMTCTL" \
 			--preload "$SMTD_PRELOAD" --peer-timeout "$PT" --channels "$CH" --current-host "w$k" -- /bin/true >"$dir/w$k.log" 2>&1 &
 		pids+=($!)
 	done
@@ -218,6 +248,7 @@ for ((r = 1; r <= runs; r++)); do
 		for c in $chs; do c1=$((c1 + $(ctxt "$c"))); done
 		b12_ranks
 		lines=$LINES
+		b12_stacks
 		alive=0
 		[ -d "/proc/$lp" ] && alive=1
 		# The end: the stand-in mpirun killed, every worker told.
@@ -241,11 +272,11 @@ for ((r = 1; r <= runs; r++)); do
 			echo "B12: the leader with $n workers ended before it was measured:" >&2
 			grep -v debug "$dir/leader.log" | tail -5 >&2
 		else
-			awk -v n=$n -v end=$end -v lines=$lines -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
+			awk -v n=$n -v end=$end -v stacks=$STACKS -v lines=$lines -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
 				-v fds=$fds -v nch=$nch -v cpriv=$cpriv -v cpd=$cpd -v l0=$l0 -v l1=$l1 -v c0=$c0 -v c1=$c1 -v s=$secs \
-				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f lines=%s end=%s\n",
+				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f lines=%s stacks=%s end=%s\n",
 					n, ready, cpu, cg, rss / 1024, pss / 1024, pd / 1024, anon / 1024, fds, nch, cpriv / 1024, cpd / 1024,
-					(l1 - l0) / s, (c1 - c0) / s, lines, end }'
+					(l1 - l0) / s, (c1 - c0) / s, lines, stacks, end }'
 		fi
 	else
 		echo "n=$n ready=-"

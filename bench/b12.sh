@@ -74,10 +74,11 @@ bench_b12() {
 		bench_record "B12w-$n" "the leader's wakeups (context switches) per second, $n idle channels, over ${WK_SECS:-5} s" 1/s "0 at 1000" "$(b12_get wk "$out")" "$(b12_get wk "$base")"
 		bench_record "B12wc-$n" "the same, summed over its channel processes" 1/s "—" "$(b12_get chwk "$out")" "$(b12_get chwk "$base")"
 		bench_record "B12l-$n" "one line from a rank on every one of $n workers, printed at once, to the last of them on the leader's stdout" s "≤ 1 s at 1000" "$(b12_get lines "$out")" "$(b12_get lines "$base")"
+		bench_record "B12k-$n" "smtctl stacks on the leader: every one of $n workers reads its rank's stack (a stand-in eu-stack) and the leader groups them, all $n read" s "≤ 3 s at 1000" "$(b12_get stacks "$out")" "$(b12_get stacks "$base")"
 		bench_record "B12s-$n" "the readiness floor on this machine: $n channel processes (fakessh, smtctl dial-stdio to a worker's socket, one status request each) run by a shell, 2 at a time, no leader" s "—" "$(b12_floor "$n")" ""
 		bench_record "B12e-$n" "the job's end: its stand-in mpirun killed (the leader's decision) to the last of $n workers' exit" s "≤ 1 s at 1000" "$(b12_get end "$out")" "$(b12_get end "$base")"
 		# Per worker, against the first size's.
-		for v in ready:B12r:s:1000 cpu:B12c:ms:1000 lines:B12l:s:1000 pss:B12p:KiB:1024 anon:B12a:KiB:1024 chan:B12h:count:1 chanpriv:B12hm:MiB:1 wk:B12w:1/s:1; do
+		for v in ready:B12r:s:1000 cpu:B12c:ms:1000 lines:B12l:s:1000 stacks:B12k:s:1000 pss:B12p:KiB:1024 anon:B12a:KiB:1024 chan:B12h:count:1 chanpriv:B12hm:MiB:1 wk:B12w:1/s:1; do
 			IFS=: read -r key id unit scale <<<"$v"
 			vals=$(b12_per "$(b12_get "$key" "$out")" "$n" "$scale")
 			[ "$unit" = s ] && unit=ms

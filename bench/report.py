@@ -73,6 +73,7 @@ MODEL_FAMILIES = {
     "B12wc": "its channel processes' wakeups per second",
     "B12l": "one line from a rank on every worker to the leader's stdout",
     "B12e": "the job's end, the leader's decision to every worker's exit",
+    "B12k": "every worker's rank's stack read and grouped on the leader (smtctl stacks)",
     "B12s": "the readiness floor: one channel process per worker started, nothing else",
 }
 measured = {}
