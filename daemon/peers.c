@@ -121,7 +121,9 @@ struct peer {
 	 * answer is the status.  Then the watch rests (WATCH_PARKED) and the
 	 * worker holds one request of the leader's, not two, for the whole
 	 * job.  The watch is sent again when the fetches stop (their end, a
-	 * failure) or when a batch waits in the merge (BATCH_NEWS_MS).
+	 * failure), when a batch waits in the merge (BATCH_NEWS_MS, timed by
+	 * lines_retry: no fetch is out to retry then), and, last, when the
+	 * lost timer finds it resting (on_lost_timer).
 	 */
 	int lines_gen_out;   /* such a fetch is out */
 	int watch_parked;
@@ -1263,7 +1265,7 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
 	oneshot_next(ps);
 #ifdef __GLIBC__
 	/* A burst's transfers are gone: the whole pages they leave among the
-	 * long polls' go back to the system (the heap cannot shrink past the
+	 * long polls' go back to the kernel (the heap cannot shrink past the
 	 * polls) (B12d). */
 	if (ps->burst && ps->oneshots == 0 && TAILQ_EMPTY(&ps->queue)) {
 		ps->burst = 0;
