@@ -120,12 +120,14 @@ struct peer {
 	 * status's generation (SMT_Q_GEN); once the generation moves, its
 	 * answer is the status.  Then the watch rests (WATCH_PARKED) and the
 	 * worker holds one request of the leader's, not two, for the whole
-	 * job.  The watch is sent again when the fetches stop (their end, a
-	 * failure), when a batch waits in the merge (BATCH_NEWS_MS, timed by
-	 * lines_retry: no fetch is out to retry then), and, last, when the
-	 * lost timer finds it resting (on_lost_timer).
+	 * job; the first fetch, timed, names the generation too, so the
+	 * watch rests from the launch on.  It is sent again when the fetches
+	 * stop (their end while the job goes on, a failure), when a batch
+	 * waits in the merge (BATCH_NEWS_MS, timed by lines_retry: no fetch
+	 * is out to retry then), and, last, when the lost timer finds it
+	 * resting (on_lost_timer).
 	 */
-	int lines_gen_out;   /* such a fetch is out */
+	int lines_gen_out;   /* a fetch naming the generation is out */
 	int watch_parked;
 	/* When its last TCP connection closed, how long the kernel had heard
 	 * nothing on it (TCP_INFO: a keepalive's failure says when). */
@@ -160,6 +162,7 @@ struct smt_peers {
 	size_t nready;
 	int launched;
 	int watching;           /* the long polls are out */
+	int ending;             /* the workers were told to end (not a signal) */
 	size_t attempts_pending;
 	json_int_t attempt;     /* the job's attempt, named in every end message */
 	char *attempt_json;     /* the next attempt's request, asked again */
@@ -187,6 +190,7 @@ static void send_watch(struct peer *p);
 static void send_watch_fresh(struct peer *p, int fresh);
 static void unpark_watch(struct peer *p);
 static void park_watch(struct peer *p);
+static void heard(struct peer *p);
 
 /* ---- the ssh channel under curl ----
  *
@@ -572,6 +576,14 @@ static int req_send(struct peer *p, enum req_kind kind, const char *path, const 
 	/* A channel idle for the whole job (see smt_peers_launched) is still
 	 * good: curl's default gives up on it after 118 s. */
 	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, 30L * 86400);
+	/*
+	 * The end of every transfer prunes curl's DNS cache, a walk of all
+	 * of it - and it holds an entry per worker (an address is cached
+	 * too): a walk of 1000 per request at 1000 workers, 3% of the
+	 * machine at the job's end (B12e).  "Forever" skips the walk; the
+	 * cache holds no more than an entry per worker's channel.
+	 */
+	curl_easy_setopt(r->easy, CURLOPT_DNS_CACHE_TIMEOUT, -1L);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, recv_buffer(p, kind));
 	/* ssh itself takes time to connect; curl's own connect is local. */
@@ -850,8 +862,10 @@ static void on_lost_timer(uv_timer_t *t)
 		return;
 	if (p->watch_parked) {
 		/* Not the worker's silence: the leader asked nothing (its
-		 * batch of lines still in the merge). */
+		 * batch of lines still in the merge, its output over while
+		 * the job ends).  Asked now, it has the whole timeout again. */
 		unpark_watch(p);
+		heard(p);
 		return;
 	}
 	p->lost = 1;
@@ -1064,6 +1078,7 @@ int smt_peers_next_attempt(struct smt_peers *ps, json_t *body)
 	if (!text)
 		return -ENOMEM;
 	ps->attempt = json_integer_value(json_object_get(body, SMT_F_ATTEMPT));
+	ps->ending = 0;
 	free(ps->attempt_json);
 	ps->attempt_json = text;
 	ps->attempts_pending = 1;  /* held until every request is out */
@@ -1164,7 +1179,8 @@ static void send_lines_fresh(struct peer *p, int fresh)
 		return;
 	}
 	p->lines_busy = 1;
-	p->lines_gen_out = kept && gen;
+	/* Timed or not, its answer is the news once the status moves. */
+	p->lines_gen_out = gen;
 	if (p->lines_gen_out)
 		park_watch(p);
 	else
@@ -1217,11 +1233,16 @@ static void lines_answer(struct peer *p, struct req *r)
 	char *body = smt_dynbuf_take(&r->body, &len);
 
 	if (p->lines_eof) {
-		/* The acknowledgement of the end went through. */
+		/* The acknowledgement of the end went through.  While the job
+		 * ends the worker has nothing more to say but its exit, and
+		 * the result is on its way: the watch rests (a connection and
+		 * a round trip fewer per worker, B12e), brought back by the
+		 * lost timer if the end takes longer than the peer timeout. */
 		free(body);
 		p->lines_busy = 0;
 		p->lines_acked = 1;
-		unpark_watch(p);
+		if (!ps->ending || !p->tcp_use)
+			unpark_watch(p);
 		if (ps->ops->acked)
 			ps->ops->acked(ps->ctx, p->index);
 		return;
@@ -1540,7 +1561,12 @@ void smt_peers_launched(struct smt_peers *ps)
 		 * Restarts).
 		 */
 		send_lines_fresh(p, !ps->watching);
-		if (!ps->watching)
+		/* Over TCP the fetch carries the news (SMT_Q_GEN): the watch
+		 * rests from the start, and 1000 workers' launch is not 2000
+		 * held transfers (B12m). */
+		if (p->lines_gen_out && p->lines_busy && !p->ps->watching)
+			p->watch_parked = 1;
+		else if (!ps->watching)
 			send_watch_fresh(p, 1);
 	}
 	ps->watching = 1;
@@ -1573,6 +1599,8 @@ void smt_peers_end(struct smt_peers *ps, const char *mode, int signo, double gra
 		json_pack("{s:s, s:s, s:f, s:I}", SMT_F_MODE, mode, SMT_F_SIGNAL,
 			  name ? name : "TERM", SMT_F_GRACE, grace, SMT_F_ATTEMPT, ps->attempt);
 
+	if (strcmp(mode, "signal") != 0)
+		ps->ending = 1;
 	if (msg)
 		smt_peers_post(ps, SMT_PATH_END, msg);
 	json_decref(msg);
