@@ -585,33 +585,53 @@ static void prelaunch_failed(struct smt_daemon *d, const char *failure)
  */
 static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 {
-	const char *h1, *h2;
-	json_t *r1, *r2;
+	/* The most GPUs seen per instance type, and the first host that saw
+	 * them: one pass to learn, one to compare (a pair of every two hosts
+	 * was a million at 1000 hosts, before the launch).  A job has few
+	 * types: a short list. */
+	struct most { const char *type, *host; json_int_t gpus; } *most = NULL;
+	size_t ntypes = 0, k;
+	const char *h;
+	json_t *r;
+	int rc = 0;
 
 	if (!d->opts->gpu_check || !d->preflight)
 		return 0;
-	json_object_foreach(d->preflight, h1, r1) {
-		const char *t1 = json_string_value(json_object_get(r1, SMT_F_INSTANCE_TYPE));
-		json_int_t g1 = json_integer_value(json_object_get(r1, SMT_F_GPUS));
+	most = calloc(json_object_size(d->preflight) + 1, sizeof(*most));
+	if (!most)
+		return 0;
+	json_object_foreach(d->preflight, h, r) {
+		const char *t = json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE));
+		json_int_t g = json_integer_value(json_object_get(r, SMT_F_GPUS));
 
-		json_object_foreach(d->preflight, h2, r2) {
-			const char *t2 =
-				json_string_value(json_object_get(r2, SMT_F_INSTANCE_TYPE));
-			json_int_t g2 = json_integer_value(json_object_get(r2, SMT_F_GPUS));
-
-			if (!t1 || !t2 || strcmp(t1, t2) != 0 || g1 >= g2)
-				continue;
-			snprintf(fail, len,
-				 "%s: %lld GPUs visible, where %s of the same instance type "
-				 "%s sees %lld",
-				 h1, (long long)g1, h2, t1, (long long)g2);
-			json_object_set_new(r1, SMT_F_STATE, json_string("failed"));
-			json_object_set_new(r1, SMT_F_FAILURE,
-					    json_sprintf("PreflightFailed: %s", fail));
-			return -1;
-		}
+		if (!t)
+			continue;
+		for (k = 0; k < ntypes && strcmp(most[k].type, t) != 0; k++)
+			;
+		if (k == ntypes)
+			most[ntypes++] = (struct most){ t, h, g };
+		else if (g > most[k].gpus)
+			most[k] = (struct most){ t, h, g };
 	}
-	return 0;
+	json_object_foreach(d->preflight, h, r) {
+		const char *t = json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE));
+		json_int_t g = json_integer_value(json_object_get(r, SMT_F_GPUS));
+
+		if (!t)
+			continue;
+		for (k = 0; k < ntypes && strcmp(most[k].type, t) != 0; k++)
+			;
+		if (k == ntypes || g >= most[k].gpus)
+			continue;
+		snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance type %s "
+			 "sees %lld", h, (long long)g, most[k].host, t, (long long)most[k].gpus);
+		json_object_set_new(r, SMT_F_STATE, json_string("failed"));
+		json_object_set_new(r, SMT_F_FAILURE, json_sprintf("PreflightFailed: %s", fail));
+		rc = -1;
+		break;
+	}
+	free(most);
+	return rc;
 }
 
 /* Launch once this host's phase passed and every worker is ready with
