@@ -32,7 +32,10 @@
 #                   all N were read
 #   end      s      the stand-in mpirun killed (the leader's decision: the
 #                   job failed) to the last worker's exit, every worker
-#                   told by the leader
+#                   told by the leader; with END_FLOOR=1 (B12ef), the leader
+#                   killed and every worker's smtd sent a SIGTERM of its
+#                   own instead, from that signal (no wakeup count, no
+#                   stacks then)
 # CHANNELS (tcp or ssh) is every smtd's --channels.
 set -u
 dir=$1 n=$2 runs=$3
@@ -148,8 +151,13 @@ b12_ranks() {
 	local k w i
 	rm -f "$dir/go" "$dir"/up.*
 	mkfifo "$dir/go"
+	# Each worker's smtd, the child of its unshare: from one reading of
+	# every process (a pgrep per worker read /proc N times, minutes at 1000).
+	local -A child=()
+	local pid ppid
+	while read -r pid ppid; do child[$ppid]=$pid; done < <(ps -e -o pid=,ppid=)
 	for ((k = 1; k <= n; k++)); do
-		w=$(pgrep -P "${pids[k - 1]}" | head -1)
+		w=${child[${pids[k - 1]}]:-}
 		[ -n "$w" ] || continue
 		B12_DIR=$dir B12_SMTCTL=$SMTCTL B12_SOCK=$dir/w$k.sock OMPI_COMM_WORLD_RANK=$k \
 			OMPI_COMM_WORLD_LOCAL_RANK=0 SSH_CONNECTION="127.0.0.1 1 127.0.0.1 22" \
@@ -208,11 +216,22 @@ for ((r = 1; r <= runs; r++)); do
 		# below): at 120 s the job ended while 1000 channels were still
 		# settling, and the leader's memory was read as 0.
 		export B3_DIR=$dir STAMP_FILE=$dir/t1 STAMP_SLEEP=600
-		exec "$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
+		# In a PID namespace of its own, as the workers (and a container's
+		# PID 1): the job tree of a leader that sees every worker's
+		# processes reads their /proc at the job's end (B12e).
+		exec unshare --pid --fork --mount-proc --kill-child -- \
+			"$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
 			--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
 			--peer-timeout "$PT" --channels "$CH" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
 	) >"$dir/leader.out" 2>&1 &
-	lp=$!
+	up=$!
+	# The leader's smtd, as this namespace sees it: unshare's child.
+	lp=
+	for ((i = 0; i < 6000; i++)); do
+		lp=$(pgrep -P $up | head -1)
+		[ -n "$lp" ] && break
+		sleep 0.01
+	done
 	for ((i = 0; i < 6000; i++)); do [ -s "$dir/t1" ] && break; sleep 0.01; done
 	cgcpu=$(awk '{ printf "%.3f", $1 / 1e9 }' "$cg/cpuacct.usage")
 	# Fields 14 and 15 of stat, after the command's parenthesis.
@@ -242,13 +261,14 @@ for ((r = 1; r <= runs; r++)); do
 			c0=$((c0 + $(ctxt "$c")))
 		done
 		l0=$(ctxt $lp)
-		sleep "$secs"
+		[ -n "${END_FLOOR:-}" ] || sleep "$secs"
 		l1=$(ctxt $lp)
 		c1=0
 		for c in $chs; do c1=$((c1 + $(ctxt "$c"))); done
 		b12_ranks
 		lines=$LINES
-		b12_stacks
+		STACKS=-
+		[ -n "${END_FLOOR:-}" ] || b12_stacks
 		alive=0
 		[ -d "/proc/$lp" ] && alive=1
 		# The end: the stand-in mpirun killed, every worker told.
@@ -259,8 +279,23 @@ for ((r = 1; r <= runs; r++)); do
 			# and the sleep would hold it 90 s after the kill below.
 			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
 			killer=$!
-			t_end0=$EPOCHREALTIME
-			kill -TERM "$mp"
+			if [ -n "${END_FLOOR:-}" ]; then
+				# B12ef: the leader gone, every worker's smtd stopped by a
+				# SIGTERM of its own: their end with no message of the
+				# leader's (the bench's waits and PID namespaces' teardown
+				# included), what B12e cannot go under here.
+				kill -KILL $up
+				wait $up 2>/dev/null
+				unset wchild; declare -A wchild=()
+				while read -r a b; do wchild[$b]=$a; done < <(ps -e -o pid=,ppid=)
+				ws=()
+				for p in "${pids[@]}"; do ws+=(${wchild[$p]:-}); done
+				t_end0=$EPOCHREALTIME
+				kill -TERM "${ws[@]}"
+			else
+				t_end0=$EPOCHREALTIME
+				kill -TERM "$mp"
+			fi
 			for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 			end=$(awk -v a="$t_end0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 			kill $killer 2>/dev/null
@@ -285,8 +320,8 @@ for ((r = 1; r <= runs; r++)); do
 	fi
 	exec 4>&-
 	cp "$dir/leader.log" "$dir/leader-$n-$r.log"
-	kill -KILL $lp "${pids[@]}" 2>/dev/null
-	wait $lp "${pids[@]}" $reader 2>/dev/null
+	kill -KILL $up "${pids[@]}" 2>/dev/null
+	wait $up "${pids[@]}" $reader 2>/dev/null
 	while read -r p; do kill -KILL "$p"; done <"$cg/tasks" 2>/dev/null
 	for ((i = 0; i < 500; i++)); do rmdir "$cg" 2>/dev/null && break; sleep 0.01; done
 done

@@ -31,6 +31,12 @@ b12_run() {
 	rm -rf "$W"/b12/w*
 }
 
+# b12_end_floor N: B12ef's seconds, every worker ending on its own signal
+# with the leader gone (b12-inner.sh END_FLOOR).
+b12_end_floor() {
+	b12_get end "$(END_FLOOR=1 b12_run tcp "$1" "$2")"
+}
+
 # b12_per VALUES N [SCALE]: every value divided by N (times SCALE).
 b12_per() {
 	echo "$1" | awk -v n="$2" -v s="${3:-1}" '{ for (i = 1; i <= NF; i++) printf "%.4f ", $i / n * s }'
@@ -77,6 +83,7 @@ bench_b12() {
 		bench_record "B12k-$n" "smtctl stacks on the leader: every one of $n workers reads its rank's stack (a stand-in eu-stack) and the leader groups them, all $n read" s "≤ 3 s at 1000" "$(b12_get stacks "$out")" "$(b12_get stacks "$base")"
 		bench_record "B12s-$n" "the readiness floor on this machine: $n channel processes (fakessh, smtctl dial-stdio to a worker's socket, one status request each) run by a shell, 2 at a time, no leader" s "—" "$(b12_floor "$n")" ""
 		bench_record "B12e-$n" "the job's end: its stand-in mpirun killed (the leader's decision) to the last of $n workers' exit" s "≤ 1 s at 1000" "$(b12_get end "$out")" "$(b12_get end "$base")"
+		bench_record "B12ef-$n" "the end's floor on this machine: the leader killed, each of $n workers' smtd sent SIGTERM at once (its rank stopped, its failure file written, its exit, no message of the leader's) to the last worker's exit" s "—" "$(b12_end_floor "$n" "$runs")" ""
 		# Per worker, against the first size's.
 		for v in ready:B12r:s:1000 cpu:B12c:ms:1000 lines:B12l:s:1000 stacks:B12k:s:1000 pss:B12p:KiB:1024 anon:B12a:KiB:1024 chan:B12h:count:1 chanpriv:B12hm:MiB:1 wk:B12w:1/s:1; do
 			IFS=: read -r key id unit scale <<<"$v"

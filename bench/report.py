@@ -75,6 +75,7 @@ MODEL_FAMILIES = {
     "B12e": "the job's end, the leader's decision to every worker's exit",
     "B12k": "every worker's rank's stack read and grouped on the leader (smtctl stacks)",
     "B12s": "the readiness floor: one channel process per worker started, nothing else",
+    "B12ef": "the end's floor: every worker's own end on a signal, no leader",
 }
 measured = {}
 
