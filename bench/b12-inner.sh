@@ -36,6 +36,12 @@
 #                   killed and every worker's smtd sent a SIGTERM of its
 #                   own instead, from that signal (no wakeup count, no
 #                   stacks then)
+#   stall    s      B12x, with STALL=S (the leader's --stall-timeout S, and
+#                   nothing after the ranks' lines: the job stalls): the
+#                   leader's "the job is stalled" to its failure line, logged
+#                   once the failure file is written and every worker has
+#                   the result (from its log's timestamps)
+#   stallc   s      ... to "stacks of N ranks collected" (B12xc)
 # CHANNELS (tcp or ssh) is every smtd's --channels.
 set -u
 dir=$1 n=$2 runs=$3
@@ -102,9 +108,13 @@ fi
 # the worker's PID and mount namespace) whose one rank (through `smtctl
 # rank`, as under orted) blocks opening the FIFO go, prints one line once
 # the bench opens it for writing, and waits on it (no process to start on
-# the way: 1000 of them would be the bench's time, not smtd's).
+# the way: 1000 of them would be the bench's time, not smtd's).  The
+# launcher is the stand-in orted's child, as under orted, not the orted
+# itself: a stall stops the orted (smtd(8) Stalls) and the launcher reports
+# its rank's end (B12x: with the launcher stopped, every worker's end
+# waited out its grace).
 mkdir -p "$dir/bin"
-printf '%s\n' '#!/bin/sh' 'exec "$B12_SMTCTL" --socket "$B12_SOCK" rank -- "$B12_DIR/bin/b12rank"' \
+printf '%s\n' '#!/bin/sh' '"$B12_SMTCTL" --socket "$B12_SOCK" rank -- "$B12_DIR/bin/b12rank"' \
 	>"$dir/bin/orted"
 printf '%s\n' '#!/bin/sh' ': >"$B12_DIR/up.$OMPI_COMM_WORLD_RANK"' 'exec 3<"$B12_DIR/go"' \
 	'echo "b12 line from rank $OMPI_COMM_WORLD_RANK"' 'read -r _ <&3' >"$dir/bin/b12rank"
@@ -135,6 +145,19 @@ v = json.load(open(sys.argv[1]))
 print(v["ranks"] - len(v["unreadable"]))' "$dir/stacks.json" 2>&1)
 	echo "B12k: stacks of $got of $n ranks in $STACKS s" >&2
 	[ "$got" = "$n" ] || STACKS=-
+}
+
+# b12_stall_times: B12x's values into STALL and STALLC from the leader's
+# log ("-" for what it does not hold).
+b12_stall_times() {
+	read -r stall stallc < <(awk '
+		function t(s) { split(substr(s, 12, 12), a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
+		/smtd\[leader\] error: the job is stalled/ && !s0 { s0 = t($1) }
+		/smtd\[leader\] info: stacks of [0-9]+ ranks collected/ && s0 && !c { c = t($1) }
+		/smtd\[leader\] error: Stalled: / && s0 && !f { f = t($1) }
+		END { printf "%s %s\n", f ? sprintf("%.3f", f - s0) : "-", c ? sprintf("%.3f", c - s0) : "-" }' \
+		"$dir/leader.log")
+	echo "B12x: stalled to the failure line in $stall s, to every stack in $stallc s" >&2
 }
 
 B12L_TEXT="]<stdout>: b12 line from rank"
@@ -222,7 +245,7 @@ for ((r = 1; r <= runs; r++)); do
 		exec unshare --pid --fork --mount-proc --kill-child -- \
 			"$BIN/stamp" -o "$dir/t0" "$SMTD" --root "$dir/leader/ml" \
 			--socket "$dir/leader.sock" --sshd never --smtctl "$SMTCTL" --preload "$SMTD_PRELOAD" \
-			--peer-timeout "$PT" --channels "$CH" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
+			--peer-timeout "$PT" ${STALL:+--stall-timeout "$STALL"} --channels "$CH" --current-host leader --mpirun "$BIN/stamp" --ssh-path "$BIN/fakessh" -- /bin/true
 	) >"$dir/leader.out" 2>&1 &
 	up=$!
 	# The leader's smtd, as this namespace sees it: unshare's child.
@@ -261,20 +284,28 @@ for ((r = 1; r <= runs; r++)); do
 			c0=$((c0 + $(ctxt "$c")))
 		done
 		l0=$(ctxt $lp)
-		[ -n "${END_FLOOR:-}" ] || sleep "$secs"
+		[ -n "${END_FLOOR:-}${STALL:-}" ] || sleep "$secs"
 		l1=$(ctxt $lp)
 		c1=0
 		for c in $chs; do c1=$((c1 + $(ctxt "$c"))); done
 		b12_ranks
 		lines=$LINES
 		STACKS=-
-		[ -n "${END_FLOOR:-}" ] || b12_stacks
+		[ -n "${END_FLOOR:-}${STALL:-}" ] || b12_stacks
+		stall=- stallc=-
+		if [ -n "${STALL:-}" ]; then
+			# The ranks are silent from here: the leader notices, reads
+			# every rank's stack and ends the job everywhere.
+			for ((i = 0; i < 1200; i++)); do [ -d "/proc/$lp" ] || break; sleep 0.1; done
+			b12_stall_times
+		fi
 		alive=0
 		[ -d "/proc/$lp" ] && alive=1
 		# The end: the stand-in mpirun killed, every worker told.
 		end=-
+		[ -n "${STALL:-}" ] && alive=1
 		mp=$(pgrep -P $lp -x stamp | head -1)
-		if [ -n "$mp" ] && [ $alive = 1 ]; then
+		if [ -n "$mp" ] && [ $alive = 1 ] && [ -z "${STALL:-}" ]; then
 			# Its output away from ours: b12.sh reads ours to its end,
 			# and the sleep would hold it 90 s after the kill below.
 			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
@@ -307,11 +338,11 @@ for ((r = 1; r <= runs; r++)); do
 			echo "B12: the leader with $n workers ended before it was measured:" >&2
 			grep -v debug "$dir/leader.log" | tail -5 >&2
 		else
-			awk -v n=$n -v end=$end -v stacks=$STACKS -v lines=$lines -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
+			awk -v n=$n -v end=$end -v stall=$stall -v stallc=$stallc -v stacks=$STACKS -v lines=$lines -v ready=$ready -v cpu=$cpu -v cg=$cgcpu -v rss=$rss -v pss=$pss -v pd=$pd -v anon=$anon \
 				-v fds=$fds -v nch=$nch -v cpriv=$cpriv -v cpd=$cpd -v l0=$l0 -v l1=$l1 -v c0=$c0 -v c1=$c1 -v s=$secs \
-				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f lines=%s stacks=%s end=%s\n",
+				'BEGIN { printf "n=%d ready=%s cpu=%s cgcpu=%s rss=%.2f pss=%.2f pd=%.2f anon=%.2f fds=%d chan=%d chanpriv=%.2f chanpd=%.2f wk=%.2f chwk=%.2f lines=%s stacks=%s end=%s stall=%s stallc=%s\n",
 					n, ready, cpu, cg, rss / 1024, pss / 1024, pd / 1024, anon / 1024, fds, nch, cpriv / 1024, cpd / 1024,
-					(l1 - l0) / s, (c1 - c0) / s, lines, stacks, end }'
+					(l1 - l0) / s, (c1 - c0) / s, lines, stacks, end, stall, stallc }'
 		fi
 	else
 		echo "n=$n ready=-"

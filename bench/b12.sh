@@ -37,6 +37,12 @@ b12_end_floor() {
 	b12_get end "$(END_FLOOR=1 b12_run tcp "$1" "$2")"
 }
 
+# b12_stall N RUNS: B12x's run (b12-inner.sh STALL=3: the ranks silent
+# after their one line, the leader's --stall-timeout 3).
+b12_stall() {
+	STALL=3 b12_run tcp "$1" "$2"
+}
+
 # b12_per VALUES N [SCALE]: every value divided by N (times SCALE).
 b12_per() {
 	echo "$1" | awk -v n="$2" -v s="${3:-1}" '{ for (i = 1; i <= NF; i++) printf "%.4f ", $i / n * s }'
@@ -52,7 +58,7 @@ b12_floor() {
 }
 
 bench_b12() {
-	local n out sizes runs first= v key id unit scale vals
+	local n out sizes runs first= v key id unit scale vals stall
 	local -A per
 	sizes=${B12_SIZES:-256 512 1000}
 	[ $QUICK = 1 ] && sizes=${B12_SIZES:-64 256}
@@ -83,6 +89,10 @@ bench_b12() {
 		bench_record "B12k-$n" "smtctl stacks on the leader: every one of $n workers reads its rank's stack (a stand-in eu-stack) and the leader groups them, all $n read" s "≤ 3 s at 1000" "$(b12_get stacks "$out")" "$(b12_get stacks "$base")"
 		bench_record "B12s-$n" "the readiness floor on this machine: $n channel processes (fakessh, smtctl dial-stdio to a worker's socket, one status request each) run by a shell, 2 at a time, no leader" s "—" "$(b12_floor "$n")" ""
 		bench_record "B12e-$n" "the job's end: its stand-in mpirun killed (the leader's decision) to the last of $n workers' exit" s "≤ 1 s at 1000" "$(b12_get end "$out")" "$(b12_get end "$base")"
+		stall=$(b12_stall "$n" "$runs")
+		bench_log "B12 $n, a stall: $stall"
+		bench_record "B12x-$n" "a stall, 1 rank on each of $n workers silent after its line (--stall-timeout 3): the leader's \"the job is stalled\" to its failure line (every rank's stack read with a stand-in eu-stack and grouped, the failure file written, every worker told)" s "≤ 3 s at 1000" "$(b12_get stall "$stall")" ""
+		bench_record "B12xc-$n" "the same, to every stack collected on the leader" s "—" "$(b12_get stallc "$stall")" ""
 		bench_record "B12ef-$n" "the end's floor on this machine: the leader killed, each of $n workers' smtd sent SIGTERM at once (its rank stopped, its failure file written, its exit, no message of the leader's) to the last worker's exit" s "—" "$(b12_end_floor "$n" "$runs")" ""
 		# Per worker, against the first size's.
 		for v in ready:B12r:s:1000 cpu:B12c:ms:1000 lines:B12l:s:1000 stacks:B12k:s:1000 pss:B12p:KiB:1024 anon:B12a:KiB:1024 chan:B12h:count:1 chanpriv:B12hm:MiB:1 wk:B12w:1/s:1; do

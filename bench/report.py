@@ -76,6 +76,8 @@ MODEL_FAMILIES = {
     "B12k": "every worker's rank's stack read and grouped on the leader (smtctl stacks)",
     "B12s": "the readiness floor: one channel process per worker started, nothing else",
     "B12ef": "the end's floor: every worker's own end on a signal, no leader",
+    "B12x": "a stall: noticed to the leader's failure file written, every worker told",
+    "B12xc": "a stall: noticed to every rank's stack on the leader",
 }
 measured = {}
 

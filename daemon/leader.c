@@ -578,6 +578,21 @@ static void prelaunch_failed(struct smt_daemon *d, const char *failure)
 	free(text);
 }
 
+struct gpus_most {
+	const char *type, *host;
+	json_int_t gpus;
+};
+
+/* The entry of TYPE in MOST (N long), or N. */
+static size_t gpus_type(const struct gpus_most *most, size_t n, const char *type)
+{
+	size_t k = 0;
+
+	while (k < n && strcmp(most[k].type, type) != 0)
+		k++;
+	return k;
+}
+
 /*
  * Every host of an instance type sees as many GPUs as the others: for a
  * type whose count smtd does not know (preflight.h), the only check there
@@ -589,9 +604,9 @@ static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 	 * them: one pass to learn, one to compare (a pair of every two hosts
 	 * was a million at 1000 hosts, before the launch).  A job has few
 	 * types: a short list. */
-	struct most { const char *type, *host; json_int_t gpus; } *most = NULL;
+	struct gpus_most *most;
 	size_t ntypes = 0, k;
-	const char *h;
+	const char *h, *t;
 	json_t *r;
 	int rc = 0;
 
@@ -600,35 +615,30 @@ static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 	most = calloc(json_object_size(d->preflight) + 1, sizeof(*most));
 	if (!most)
 		return 0;
-	json_object_foreach(d->preflight, h, r) {
-		const char *t = json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE));
-		json_int_t g = json_integer_value(json_object_get(r, SMT_F_GPUS));
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		json_object_foreach(d->preflight, h, r) {
+			json_int_t g = json_integer_value(json_object_get(r, SMT_F_GPUS));
 
-		if (!t)
-			continue;
-		for (k = 0; k < ntypes && strcmp(most[k].type, t) != 0; k++)
-			;
-		if (k == ntypes)
-			most[ntypes++] = (struct most){ t, h, g };
-		else if (g > most[k].gpus)
-			most[k] = (struct most){ t, h, g };
-	}
-	json_object_foreach(d->preflight, h, r) {
-		const char *t = json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE));
-		json_int_t g = json_integer_value(json_object_get(r, SMT_F_GPUS));
-
-		if (!t)
-			continue;
-		for (k = 0; k < ntypes && strcmp(most[k].type, t) != 0; k++)
-			;
-		if (k == ntypes || g >= most[k].gpus)
-			continue;
-		snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance type %s "
-			 "sees %lld", h, (long long)g, most[k].host, t, (long long)most[k].gpus);
-		json_object_set_new(r, SMT_F_STATE, json_string("failed"));
-		json_object_set_new(r, SMT_F_FAILURE, json_sprintf("PreflightFailed: %s", fail));
-		rc = -1;
-		break;
+			if (!(t = json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE))))
+				continue;
+			k = gpus_type(most, ntypes, t);
+			if (pass == 0) {
+				if (k == ntypes || g > most[k].gpus)
+					most[k] = (struct gpus_most){ t, h, g };
+				ntypes += k == ntypes;
+				continue;
+			}
+			if (g >= most[k].gpus)
+				continue;
+			snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance "
+				 "type %s sees %lld", h, (long long)g, most[k].host, t,
+				 (long long)most[k].gpus);
+			json_object_set_new(r, SMT_F_STATE, json_string("failed"));
+			json_object_set_new(r, SMT_F_FAILURE,
+					    json_sprintf("PreflightFailed: %s", fail));
+			rc = -1;
+			break;
+		}
 	}
 	free(most);
 	return rc;
