@@ -179,12 +179,16 @@ b12_ranks() {
 	local -A child=()
 	local pid ppid
 	while read -r pid ppid; do child[$ppid]=$pid; done < <(ps -e -o pid=,ppid=)
+	# setsid -f: the orted is forked off and nsenter returns, leaving it to
+	# the worker's smtd as a daemonized orted is.  nsenter waiting for it
+	# stops itself when it stops (a stall's SIGSTOP), and then never reaps
+	# it: the worker's smtd, its namespace's init, waited for good.
 	for ((k = 1; k <= n; k++)); do
 		w=${child[${pids[k - 1]}]:-}
 		[ -n "$w" ] || continue
 		B12_DIR=$dir B12_SMTCTL=$SMTCTL B12_SOCK=$dir/w$k.sock OMPI_COMM_WORLD_RANK=$k \
 			OMPI_COMM_WORLD_LOCAL_RANK=0 SSH_CONNECTION="127.0.0.1 1 127.0.0.1 22" \
-			nsenter -t "$w" --pid --mount -- "$SMTCTL" --socket "$dir/w$k.sock" exec-orted \
+			nsenter -t "$w" --pid --mount -- setsid -f "$SMTCTL" --socket "$dir/w$k.sock" exec-orted \
 			"$dir/bin/orted" >/dev/null 2>&1 &
 	done
 	for ((i = 0; i < 12000; i++)); do
@@ -298,6 +302,12 @@ for ((r = 1; r <= runs; r++)); do
 			# every rank's stack and ends the job everywhere.
 			for ((i = 0; i < 1200; i++)); do [ -d "/proc/$lp" ] || break; sleep 0.1; done
 			b12_stall_times
+			# Every worker ends on the leader's result; killed after 90 s.
+			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
+			killer=$!
+			for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+			kill $killer 2>/dev/null
+			wait $killer 2>/dev/null
 		fi
 		alive=0
 		[ -d "/proc/$lp" ] && alive=1
