@@ -593,6 +593,14 @@ static size_t gpus_type(const struct gpus_most *most, size_t n, const char *type
 	return k;
 }
 
+/* A host's pre-launch result R: its instance type (NULL: not known), its
+ * GPUs in *GPUS. */
+static const char *gpus_seen(json_t *r, json_int_t *gpus)
+{
+	*gpus = json_integer_value(json_object_get(r, SMT_F_GPUS));
+	return json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE));
+}
+
 /*
  * Every host of an instance type sees as many GPUs as the others: for a
  * type whose count smtd does not know (preflight.h), the only check there
@@ -607,6 +615,7 @@ static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 	struct gpus_most *most;
 	size_t ntypes = 0, k;
 	const char *h, *t;
+	json_int_t g;
 	json_t *r;
 	int rc = 0;
 
@@ -615,30 +624,28 @@ static int gpus_differ(struct smt_daemon *d, char *fail, size_t len)
 	most = calloc(json_object_size(d->preflight) + 1, sizeof(*most));
 	if (!most)
 		return 0;
-	for (int pass = 0; pass < 2 && rc == 0; pass++) {
-		json_object_foreach(d->preflight, h, r) {
-			json_int_t g = json_integer_value(json_object_get(r, SMT_F_GPUS));
-
-			if (!(t = json_string_value(json_object_get(r, SMT_F_INSTANCE_TYPE))))
-				continue;
-			k = gpus_type(most, ntypes, t);
-			if (pass == 0) {
-				if (k == ntypes || g > most[k].gpus)
-					most[k] = (struct gpus_most){ t, h, g };
-				ntypes += k == ntypes;
-				continue;
-			}
-			if (g >= most[k].gpus)
-				continue;
-			snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance "
-				 "type %s sees %lld", h, (long long)g, most[k].host, t,
-				 (long long)most[k].gpus);
-			json_object_set_new(r, SMT_F_STATE, json_string("failed"));
-			json_object_set_new(r, SMT_F_FAILURE,
-					    json_sprintf("PreflightFailed: %s", fail));
-			rc = -1;
-			break;
-		}
+	json_object_foreach(d->preflight, h, r) {
+		if (!(t = gpus_seen(r, &g)))
+			continue;
+		k = gpus_type(most, ntypes, t);
+		if (k == ntypes)
+			ntypes++;
+		else if (g <= most[k].gpus)
+			continue;
+		most[k] = (struct gpus_most){ t, h, g };
+	}
+	json_object_foreach(d->preflight, h, r) {
+		if (!(t = gpus_seen(r, &g)))
+			continue;
+		k = gpus_type(most, ntypes, t);
+		if (g >= most[k].gpus)
+			continue;
+		snprintf(fail, len, "%s: %lld GPUs visible, where %s of the same instance type %s "
+			 "sees %lld", h, (long long)g, most[k].host, t, (long long)most[k].gpus);
+		json_object_set_new(r, SMT_F_STATE, json_string("failed"));
+		json_object_set_new(r, SMT_F_FAILURE, json_sprintf("PreflightFailed: %s", fail));
+		rc = -1;
+		break;
 	}
 	free(most);
 	return rc;

@@ -1561,12 +1561,14 @@ void smt_peers_launched(struct smt_peers *ps)
 		 * Restarts).
 		 */
 		send_lines_fresh(p, !ps->watching);
+		if (ps->watching)
+			continue;
 		/* Over TCP the fetch carries the news (SMT_Q_GEN): the watch
 		 * rests from the start, and 1000 workers' launch is not 2000
 		 * held transfers (B12m). */
-		if (p->lines_gen_out && p->lines_busy && !p->ps->watching)
+		if (p->lines_busy && p->lines_gen_out)
 			p->watch_parked = 1;
-		else if (!ps->watching)
+		else
 			send_watch_fresh(p, 1);
 	}
 	ps->watching = 1;
