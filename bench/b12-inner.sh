@@ -147,6 +147,29 @@ print(v["ranks"] - len(v["unreadable"]))' "$dir/stacks.json" 2>&1)
 	[ "$got" = "$n" ] || STACKS=-
 }
 
+# b12_worker_smtds: WSMTD, each worker's smtd ("" where it is gone), the
+# child of its unshare: from one reading of every process (a pgrep per
+# worker read /proc N times, minutes at 1000).
+b12_worker_smtds() {
+	local -A child=()
+	local pid ppid k
+	while read -r pid ppid; do child[$ppid]=$pid; done < <(ps -e -o pid=,ppid=)
+	wsmtd=()
+	for ((k = 0; k < n; k++)); do wsmtd[k]=${child[${pids[k]}]:-}; done
+}
+
+# b12_wait_workers: until every worker has exited (its unshare), SIGKILL
+# after 90 s.  The guard's output away from ours: b12.sh reads ours to its
+# end, and the sleep would hold it 90 s.
+b12_wait_workers() {
+	local p killer
+	(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
+	killer=$!
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	kill $killer 2>/dev/null
+	wait $killer 2>/dev/null
+}
+
 # b12_stall_times: B12x's values into STALL and STALLC from the leader's
 # log ("-" for what it does not hold).
 b12_stall_times() {
@@ -174,17 +197,13 @@ b12_ranks() {
 	local k w i
 	rm -f "$dir/go" "$dir"/up.*
 	mkfifo "$dir/go"
-	# Each worker's smtd, the child of its unshare: from one reading of
-	# every process (a pgrep per worker read /proc N times, minutes at 1000).
-	local -A child=()
-	local pid ppid
-	while read -r pid ppid; do child[$ppid]=$pid; done < <(ps -e -o pid=,ppid=)
+	b12_worker_smtds
 	# setsid -f: the orted is forked off and nsenter returns, leaving it to
 	# the worker's smtd as a daemonized orted is.  nsenter waiting for it
 	# stops itself when it stops (a stall's SIGSTOP), and then never reaps
 	# it: the worker's smtd, its namespace's init, waited for good.
 	for ((k = 1; k <= n; k++)); do
-		w=${child[${pids[k - 1]}]:-}
+		w=${wsmtd[k - 1]:-}
 		[ -n "$w" ] || continue
 		B12_DIR=$dir B12_SMTCTL=$SMTCTL B12_SOCK=$dir/w$k.sock OMPI_COMM_WORLD_RANK=$k \
 			OMPI_COMM_WORLD_LOCAL_RANK=0 SSH_CONNECTION="127.0.0.1 1 127.0.0.1 22" \
@@ -296,30 +315,18 @@ for ((r = 1; r <= runs; r++)); do
 		lines=$LINES
 		STACKS=-
 		[ -n "${END_FLOOR:-}${STALL:-}" ] || b12_stacks
-		stall=- stallc=-
-		if [ -n "${STALL:-}" ]; then
+		alive=0
+		[ -d "/proc/$lp" ] && alive=1
+		stall=- stallc=- end=-
+		mp=$(pgrep -P $lp -x stamp | head -1)
+		if [ -n "${STALL:-}" ] && [ $alive = 1 ]; then
 			# The ranks are silent from here: the leader notices, reads
 			# every rank's stack and ends the job everywhere.
 			for ((i = 0; i < 1200; i++)); do [ -d "/proc/$lp" ] || break; sleep 0.1; done
 			b12_stall_times
-			# Every worker ends on the leader's result; killed after 90 s.
-			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
-			killer=$!
-			for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-			kill $killer 2>/dev/null
-			wait $killer 2>/dev/null
-		fi
-		alive=0
-		[ -d "/proc/$lp" ] && alive=1
-		# The end: the stand-in mpirun killed, every worker told.
-		end=-
-		[ -n "${STALL:-}" ] && alive=1
-		mp=$(pgrep -P $lp -x stamp | head -1)
-		if [ -n "$mp" ] && [ $alive = 1 ] && [ -z "${STALL:-}" ]; then
-			# Its output away from ours: b12.sh reads ours to its end,
-			# and the sleep would hold it 90 s after the kill below.
-			(sleep 90; kill -KILL "${pids[@]}" 2>/dev/null) >/dev/null 2>&1 &
-			killer=$!
+			b12_wait_workers
+		elif [ -n "$mp" ] && [ $alive = 1 ]; then
+			# The end: the stand-in mpirun killed, every worker told.
 			if [ -n "${END_FLOOR:-}" ]; then
 				# B12ef: the leader gone, every worker's smtd stopped by a
 				# SIGTERM of its own: their end with no message of the
@@ -327,20 +334,15 @@ for ((r = 1; r <= runs; r++)); do
 				# included), what B12e cannot go under here.
 				kill -KILL $up
 				wait $up 2>/dev/null
-				unset wchild; declare -A wchild=()
-				while read -r a b; do wchild[$b]=$a; done < <(ps -e -o pid=,ppid=)
-				ws=()
-				for p in "${pids[@]}"; do ws+=(${wchild[$p]:-}); done
+				b12_worker_smtds
 				t_end0=$EPOCHREALTIME
-				kill -TERM "${ws[@]}"
+				kill -TERM ${wsmtd[@]}
 			else
 				t_end0=$EPOCHREALTIME
 				kill -TERM "$mp"
 			fi
-			for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+			b12_wait_workers
 			end=$(awk -v a="$t_end0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-			kill $killer 2>/dev/null
-			wait $killer 2>/dev/null
 		fi
 		if [ $alive = 0 ]; then
 			# Nothing read of a leader that is gone is a measurement.
